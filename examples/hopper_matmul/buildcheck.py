@@ -1,0 +1,155 @@
+"""Build a Tilus kernel for sm_90a on a machine with no GPU, and report what came out.
+
+Tilus lowers a script to CUDA C++ without a GPU once the target is set to
+sm_90a; only its last step (compiling that source) needs CUDA at run time.
+We take the generated ``source.cu`` and compile it ourselves with nvcc for
+sm_90a, so a CPU test can prove that a kernel builds for the H100/H200 and
+holds the instructions its chapter claims.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import common  # noqa: F401  (applies the Tilus 0.2.0 fixes before any build)
+import tilus
+import torch
+
+NVCC_FLAGS = ["-std=c++17", "-O3", "-gencode", "arch=compute_90a,code=sm_90a"]
+
+
+@dataclass(frozen=True)
+class BuildReport:
+    """What nvcc made of one kernel configuration."""
+
+    source: str  # the CUDA C++ that Tilus generated
+    ptx: str
+    sass: str | None  # None when no cuobjdump is installed
+    registers: int
+    shared_bytes: int  # static shared memory reported by ptxas (Tilus uses dynamic smem)
+    spill_stores: int
+    spill_loads: int
+    stack_bytes: int
+    ptxas_report: str
+
+
+class BuildCheckError(RuntimeError):
+    """Tilus or nvcc failed to build the kernel for sm_90a."""
+
+
+def _site_packages() -> list[Path]:
+    paths = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
+    return [Path(p) for p in paths]
+
+
+def find_tool(name: str) -> str:
+    """Locate nvcc or cuobjdump: $NVCC/$CUOBJDUMP, the PyPI packages, then PATH."""
+    override = os.environ.get(name.upper())
+    if override:
+        return override
+    for site in _site_packages():
+        for candidate in sorted(site.glob(f"nvidia/*/bin/{name}")):
+            if os.access(candidate, os.X_OK):
+                return str(candidate)
+    found = shutil.which(name)
+    if found is None:
+        raise BuildCheckError(f"{name} not found: pip install the test extra or put CUDA 13 on PATH")
+    return found
+
+
+def _include_dirs() -> list[str]:
+    import tvm_ffi
+
+    return [str(Path(tvm_ffi.__file__).parent / "include"), str(Path(tilus.__file__).parent / "hidet" / "include")]
+
+
+def generate_source(script_cls: type, config: dict[str, Any], args: tuple[Any, ...]) -> str:
+    """Have Tilus lower ``script_cls`` with one configuration for sm_90a; return source.cu."""
+    pinned = type(script_cls.__name__, (script_cls,), {"debug_schedule": dict(config)})
+    previous_target = tilus.target._target  # None on a machine with no GPU; restored below
+    previous_cache = tilus.option.get_option("cache_dir")
+    with tempfile.TemporaryDirectory(prefix="tilus-sm90a-") as cache:
+        tilus.option.cache_dir(cache)
+        tilus.target.set_current_target(tilus.target.nvgpu_sm90a)
+        try:
+            pinned()(*args)
+        except RuntimeError as error:  # the final compile step needs CUDA; the source is written by then
+            sources = sorted(Path(cache).glob("programs/*/module/source.cu"))
+            if len(sources) != 1:
+                raise BuildCheckError(f"Tilus did not lower {script_cls.__name__} {config}: {error}") from error
+            return sources[0].read_text()
+        finally:
+            tilus.target._target = previous_target
+            tilus.option.cache_dir(previous_cache)
+    raise BuildCheckError("Tilus compiled for a GPU; run the build check on a machine without CUDA")
+
+
+def _nvcc(source_file: Path, kind: str, out: Path) -> str:
+    cmd = [find_tool("nvcc"), *NVCC_FLAGS, *(f"-I{d}" for d in _include_dirs()), f"--{kind}", str(source_file), "-o", str(out)]
+    if kind == "cubin":
+        cmd.insert(1, "--ptxas-options=-v")
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise BuildCheckError(f"nvcc --{kind} failed:\n{done.stderr[-4000:]}")
+    return done.stderr
+
+
+def _count(pattern: str, text: str) -> int:
+    match = re.search(pattern, text)
+    return int(match.group(1)) if match else 0
+
+
+def compile_sm90a(source: str) -> BuildReport:
+    """Compile generated CUDA C++ for sm_90a: PTX, cubin, SASS and the ptxas report."""
+    with tempfile.TemporaryDirectory(prefix="nvcc-sm90a-") as tmp:
+        src = Path(tmp) / "source.cu"
+        src.write_text(source)
+        _nvcc(src, "ptx", Path(tmp) / "kernel.ptx")
+        report = _nvcc(src, "cubin", Path(tmp) / "kernel.cubin")
+        sass = None
+        try:
+            dump = subprocess.run(
+                [find_tool("cuobjdump"), "--dump-sass", str(Path(tmp) / "kernel.cubin")],
+                capture_output=True, text=True, check=True,
+            )
+            sass = dump.stdout
+        except (BuildCheckError, subprocess.CalledProcessError):
+            pass
+        return BuildReport(
+            source=source,
+            ptx=(Path(tmp) / "kernel.ptx").read_text(),
+            sass=sass,
+            registers=_count(r"Used (\d+) registers", report),
+            shared_bytes=_count(r"(\d+) bytes smem", report),
+            spill_stores=_count(r"(\d+) bytes spill stores", report),
+            spill_loads=_count(r"(\d+) bytes spill loads", report),
+            stack_bytes=_count(r"(\d+) bytes stack frame", report),
+            ptxas_report=report,
+        )
+
+
+def cpu_operands(m: int, n: int, k: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Placeholder CPU tensors of the right dtype and shape; Tilus only reads their metadata."""
+    a = torch.empty(m, k, dtype=torch.float16)
+    b = torch.empty(n, k, dtype=torch.float16)
+    c = torch.empty(m, n, dtype=torch.float16)
+    return a, b, c
+
+
+def build_sm90a(script_cls: type, config: dict[str, Any], m: int = 1024, n: int = 1024, k: int = 1024) -> BuildReport:
+    """Lower one configuration of a matmul script for sm_90a and compile it with nvcc."""
+    a, b, c = cpu_operands(m, n, k)
+    return compile_sm90a(generate_source(script_cls, config, (m, n, k, a, b, c)))
+
+
+if __name__ == "__main__":
+    sys.exit("import this module; tests/test_buildcheck.py shows how it is used")

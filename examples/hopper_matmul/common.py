@@ -1,0 +1,164 @@
+"""What every kernel file shares: input checks, the launch wrapper, the correctness check, timing.
+
+Importing this module applies the Tilus 0.2.0 workarounds (``tilus_fixes``)
+before any kernel is built, which keeps them out of the kernels' teaching code.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import tilus_fixes
+import torch
+
+tilus_fixes.apply()
+
+# The shape every chapter quotes, and the shapes every version must get right.
+BENCH_SHAPE = (8192, 8192, 8192)
+CHECK_SHAPES: tuple[tuple[int, int, int], ...] = (
+    (512, 512, 512),
+    (4096, 4096, 4096),
+    (4096, 8192, 1024),
+    (1000, 3000, 520),  # M, N not multiples of any tile; K not a multiple of block_k
+    (129, 257, 64),
+    (8192, 8192, 8192),
+)
+# fp16 output of an fp32 sum: half-precision rounding (2**-11 relative) dominates.
+ATOL, RTOL = 1e-3, 2e-3
+
+
+def require_hopper(device: torch.device | None = None) -> None:
+    """Raise ValueError unless a Hopper GPU (compute capability 9.0) is present."""
+    if not torch.cuda.is_available():
+        raise ValueError("no CUDA GPU is visible: these kernels need an NVIDIA Hopper GPU (H100/H200, sm_90a)")
+    index = device.index if device is not None and device.index is not None else torch.cuda.current_device()
+    major, minor = torch.cuda.get_device_capability(index)
+    if (major, minor) != (9, 0):
+        name = torch.cuda.get_device_name(index)
+        raise ValueError(f"{name} is sm_{major}{minor}; these kernels use WGMMA and need a Hopper GPU (sm_90a)")
+
+
+def validate_operands(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor | None = None) -> tuple[int, int, int]:
+    """Check A (MxK) and B (NxK) for C = A @ B^T; return (M, N, K) or raise ValueError saying what to change."""
+    for name, t in (("A", a), ("B", b)) + ((("C", c),) if c is not None else ()):
+        if not isinstance(t, torch.Tensor):
+            raise ValueError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+        if t.dtype != torch.float16:
+            raise ValueError(f"{name} is {t.dtype}; pass torch.float16 (e.g. {name.lower()}.half())")
+        if t.dim() != 2:
+            raise ValueError(f"{name} must be 2-D, got shape {tuple(t.shape)}")
+        if t.device.type != "cuda":
+            raise ValueError(f"{name} is on {t.device}; move it to the GPU with {name.lower()}.cuda()")
+        if not t.is_contiguous():
+            raise ValueError(f"{name} must be row-major contiguous; call {name.lower()}.contiguous()")
+    (m, k), (n, kb) = a.shape, b.shape
+    if k != kb:
+        raise ValueError(f"A is {m}x{k} and B is {n}x{kb}: C = A @ B^T needs both to have the same K")
+    if min(m, n, k) == 0:
+        raise ValueError(f"empty problem {m}x{n}x{k}: M, N and K must be positive")
+    if k % 8:
+        raise ValueError(f"K = {k} is not a multiple of 8: TMA needs 16-byte row strides; pad K to {k + 8 - k % 8}")
+    if a.device != b.device:
+        raise ValueError(f"A is on {a.device} and B on {b.device}; put both on one GPU")
+    if c is not None:
+        if tuple(c.shape) != (m, n):
+            raise ValueError(f"C has shape {tuple(c.shape)}; expected ({m}, {n})")
+        if c.device != a.device:
+            raise ValueError(f"C is on {c.device}, A on {a.device}; put all three on one GPU")
+    require_hopper(a.device)
+    return m, n, k
+
+
+def matmul(kernel: Callable[..., Any], a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+    """C = A @ B^T with a Tilus kernel, after checking the inputs (nothing launches on bad input)."""
+    m, n, k = validate_operands(a, b, out)
+    c = torch.empty(m, n, dtype=torch.float16, device=a.device) if out is None else out
+    kernel(m, n, k, a, b, c)
+    return c
+
+
+def random_operands(m: int, n: int, k: int, seed: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Fresh N(0, 1/sqrt(K)) fp16 operands on the GPU, so that C is of order one."""
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(seed if seed is not None else torch.seed())
+    scale = 1.0 / math.sqrt(math.sqrt(k))
+    a = (torch.randn(m, k, generator=gen, device="cuda") * scale).half()
+    b = (torch.randn(n, k, generator=gen, device="cuda") * scale).half()
+    return a, b
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    shape: tuple[int, int, int]
+    max_abs_err: float
+    bad: int  # elements outside tolerance, NaN included
+
+    @property
+    def ok(self) -> bool:
+        return self.bad == 0
+
+
+def check(kernel: Callable[..., Any], m: int, n: int, k: int, seed: int | None = None) -> CheckResult:
+    """Run the kernel on fresh random inputs into a NaN-poisoned C; compare every element to float64."""
+    a, b = random_operands(m, n, k, seed)
+    c = torch.full((m, n), float("nan"), dtype=torch.float16, device="cuda")
+    matmul(kernel, a, b, out=c)
+    torch.cuda.synchronize()
+    ref = a.double() @ b.double().T
+    err = (c.double() - ref).abs()
+    bad = ~(err <= ATOL + RTOL * ref.abs())  # NaN compares False, so it counts as bad
+    max_err = err.nan_to_num(nan=math.inf).max().item()
+    return CheckResult((m, n, k), max_err, int(bad.sum().item()))
+
+
+def time_ms(fn: Callable[[], Any], warmup: int = 10, repeats: int = 50) -> float:
+    """Median latency in ms, by CUDA events around each call, with L2 flushed before each."""
+    flush = torch.empty(512 * 1024 * 1024 // 4, dtype=torch.int32, device="cuda")  # several times the 50-60 MB L2
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(repeats)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(repeats)]
+    for start, end in zip(starts, ends):
+        flush.zero_()
+        start.record()
+        fn()
+        end.record()
+    torch.cuda.synchronize()
+    return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
+
+
+def tflops(m: int, n: int, k: int, ms: float) -> float:
+    return 2.0 * m * n * k / (ms * 1e-3) / 1e12
+
+
+def tuned_config(kernel: Any) -> dict[str, Any]:
+    """The configuration the Tilus autotuner picked on the kernel's last new problem size."""
+    for jit_key, tuning_key in reversed(list(kernel.dispatch_table)):
+        instance = kernel.jit_instances[jit_key]
+        chosen = instance.dispatch_table[tuning_key]
+        return dict(instance.schedules[instance.valid_schedules[chosen]])
+    return {}
+
+
+def run_main(kernel: Callable[..., Any], title: str, shapes: Sequence[tuple[int, int, int]] = CHECK_SHAPES) -> None:
+    """What ``python matmul_vN.py`` does: check every shape, then time BENCH_SHAPE next to cuBLAS."""
+    require_hopper()
+    print(f"{title} on {torch.cuda.get_device_name()}")
+    for m, n, k in shapes:
+        result = check(kernel, m, n, k)
+        status = "ok" if result.ok else f"FAILED ({result.bad} bad elements)"
+        print(f"  check {m}x{n}x{k}: max |err| {result.max_abs_err:.2e}  {status}")
+        if not result.ok:
+            raise SystemExit(1)
+    m, n, k = BENCH_SHAPE
+    a, b = random_operands(m, n, k)
+    c = torch.empty(m, n, dtype=torch.float16, device="cuda")
+    ours = time_ms(lambda: kernel(m, n, k, a, b, c))
+    cublas = time_ms(lambda: torch.matmul(a, b.T, out=c))
+    print(f"  {m}x{n}x{k} fp16: {ours:.3f} ms, {tflops(m, n, k, ours):.0f} TFLOPS")
+    print(f"  cuBLAS (torch.matmul): {cublas:.3f} ms, {tflops(m, n, k, cublas):.0f} TFLOPS")
+    print(f"  ratio to cuBLAS: {cublas / ours:.2f}")

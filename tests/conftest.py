@@ -1,0 +1,38 @@
+"""Shared test setup: import paths, the GPU marker's skip rule, a private Tilus cache."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples" / "hopper_matmul"
+for path in (EXAMPLES, ROOT / "plots", Path(__file__).resolve().parent):
+    if str(path) not in sys.path:
+        sys.path.insert(0, str(path))
+
+
+def hopper_missing_reason() -> str | None:
+    """Why GPU tests cannot run here, or None when a Hopper GPU is present."""
+    try:
+        import torch
+    except ImportError:
+        return "torch is not installed"
+    if not torch.cuda.is_available():
+        return "no CUDA GPU visible (GPU tests need an H100/H200)"
+    major, minor = torch.cuda.get_device_capability()
+    if (major, minor) != (9, 0):
+        return f"{torch.cuda.get_device_name()} is sm_{major}{minor}, not Hopper sm_90"
+    return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    reason = hopper_missing_reason()
+    if reason is None:
+        return
+    skip = pytest.mark.skip(reason=reason)
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)

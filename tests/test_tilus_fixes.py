@@ -1,0 +1,79 @@
+"""The Tilus 0.2.0 workarounds: each one is needed (the bug shows without it) and works (gone with it)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+import tilus_fixes
+from conftest import EXAMPLES, ROOT
+
+pytestmark = pytest.mark.slow
+
+LOWER_MINIMAL = """
+import json, sys
+sys.path[:0] = [{examples!r}, {tests!r}]
+import buildcheck
+from minimal_kernel import MinimalTmaWgmma
+a, b, c = buildcheck.cpu_operands(1024, 1024, 1024)
+print(json.dumps(buildcheck.generate_source(MinimalTmaWgmma, {{}}, (1024, 1024, 1024, a, b, c))))
+"""
+
+
+def lower_minimal_kernel(with_fixes: bool) -> str:
+    """CUDA source that Tilus generates for the minimal kernel, in a fresh process."""
+    env = dict(os.environ, HOPPER_MATMUL_NO_TILUS_FIXES="0" if with_fixes else "1")
+    code = LOWER_MINIMAL.format(examples=str(EXAMPLES), tests=str(ROOT / "tests"))
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def barrier_offset(source: str) -> int:
+    match = re.search(r"barriers = .*?dynamic_shared_memory_uint64\((\d+)\)", source)
+    assert match, "no mbarrier allocation found in the generated source"
+    return int(match.group(1))
+
+
+@pytest.fixture(scope="module")
+def unfixed_source() -> str:
+    if not tilus_fixes.needed():
+        pytest.skip(f"tilus {tilus_fixes.tilus.__version__} is past 0.2.0: the fixes are off, nothing to compare")
+    return lower_minimal_kernel(with_fixes=False)
+
+
+@pytest.fixture(scope="module")
+def fixed_source() -> str:
+    return lower_minimal_kernel(with_fixes=True)
+
+
+def test_tilus_020_emits_blackwell_cta_group_without_the_fix(unfixed_source: str) -> None:
+    assert ".cta_group::1" in unfixed_source
+
+
+def test_tma_copies_carry_no_cta_group_with_the_fix(fixed_source: str) -> None:
+    assert "cp.async.bulk.tensor.2d.shared::cta.global" in fixed_source
+    assert ".cta_group" not in fixed_source
+
+
+def test_tilus_020_puts_barriers_in_freed_tile_memory_without_the_fix(unfixed_source: str) -> None:
+    assert barrier_offset(unfixed_source) == 0  # the freed A tile started at byte 0
+
+
+def test_barriers_sit_above_every_tile_with_the_fix(fixed_source: str) -> None:
+    tiles_bytes = (128 * 64 + 128 * 64) * 2  # the A and B tiles of the minimal kernel
+    assert barrier_offset(fixed_source) >= tiles_bytes
+
+
+@pytest.mark.parametrize(("version", "needed"), [("0.1.3", True), ("0.2.0", True), ("0.2.1", False), ("1.0.0rc1", False)])
+def test_fixes_turn_off_past_the_last_buggy_release(version: str, needed: bool) -> None:
+    assert tilus_fixes.needed(version) is needed
+
+
+def test_apply_reports_both_fixes_active_on_tilus_020() -> None:
+    assert tilus_fixes.tilus.__version__ == "0.2.0", "re-check the fixes against this Tilus release"
+    assert tilus_fixes.apply() == {"tma_cta_group": True, "barriers_above_tiles": True}
