@@ -1,0 +1,70 @@
+# V0: TMA + mma.sync
+# The starting point. Each thread block owns one block_m x block_n tile of C and
+# walks K in block_k steps: the TMA engine copies the A and B tiles into shared
+# memory and signals an mbarrier when the bytes have landed, then the warps copy
+# the tiles into registers and multiply them on the tensor cores with mma.sync.
+# One stage: loading and computing take turns, never overlap.
+
+import tilus
+from tilus import float16, float32, int32, uint32
+from tilus.utils import cdiv
+
+import common
+
+
+@tilus.autotune("block_m, block_n", [[64, 128], [128, 64]])
+@tilus.autotune("block_k", [32, 64])
+class MatmulV0(tilus.Script):
+    def __init__(self, block_m: int, block_n: int, block_k: int):
+        super().__init__()
+        self.block_m, self.block_n, self.block_k = block_m, block_n, block_k
+
+    def __call__(self, m_size: int32, n_size: int, k_size: int, a_ptr: ~float16, b_ptr: ~float16, c_ptr: ~float16):
+        # One thread block per output tile; ragged edges get a partial tile.
+        self.attrs.blocks = [cdiv(m_size, self.block_m), cdiv(n_size, self.block_n)]
+        # Four warps: 128 threads, one warp group.
+        self.attrs.warps = 4
+        bm, bn, bk = self.block_m, self.block_n, self.block_k
+        offset_m: int32 = bm * self.blockIdx.x
+        offset_n: int32 = bn * self.blockIdx.y
+
+        # The shapes give TMA its bounds: reads past M, N or K come back as zeros.
+        ga = self.global_view(a_ptr, dtype=float16, shape=[m_size, k_size])
+        gb = self.global_view(b_ptr, dtype=float16, shape=[n_size, k_size])
+        sa = self.shared_tensor(dtype=float16, shape=[bm, bk])
+        sb = self.shared_tensor(dtype=float16, shape=[bn, bk])
+        # fp32 accumulator in registers, spread over the threads of the block.
+        acc = self.register_tensor(dtype=float32, shape=[bm, bn], init=0.0)
+        # One mbarrier completes when both tiles of a K step have arrived.
+        loaded = self.mbarrier.alloc(counts=[1])
+        phase: uint32 = 0
+
+        for offset_k in range(0, k_size, bk):
+            # One thread tells the barrier how many bytes TMA will deliver.
+            with self.single_thread():
+                self.mbarrier.arrive_and_expect_tx(loaded[0], transaction_bytes=sa.nbytes + sb.nbytes)
+            # One warp issues the copies; the TMA engine does the address math.
+            with self.thread_group(thread_begin=0, num_threads=32):
+                self.tma.global_to_shared(src=ga, dst=sa, offsets=[offset_m, offset_k], mbarrier=loaded[0])
+                self.tma.global_to_shared(src=gb, dst=sb, offsets=[offset_n, offset_k], mbarrier=loaded[0])
+            # Everyone waits for the bytes; the barrier's phase bit flips once per use.
+            self.mbarrier.wait(loaded[0], phase=phase)
+            phase ^= 1
+            # mma.sync takes its operands from registers: copy both tiles out of shared memory first.
+            a = self.load_shared(sa)
+            b = self.load_shared(sb)
+            self.dot(a, self.transpose(b), acc, out=acc)
+            # Nobody may refill the tiles until every warp has read them.
+            self.sync()
+
+        # Round to fp16 and store; rows and columns past M and N are masked off.
+        gc = self.global_view(c_ptr, dtype=float16, shape=[m_size, n_size])
+        self.store_global(gc, self.cast(acc, dtype=float16), offsets=[offset_m, offset_n])
+
+
+def main() -> None:
+    common.run_main(MatmulV0(), "V0: TMA + mma.sync")
+
+
+if __name__ == "__main__":
+    main()
