@@ -98,6 +98,7 @@ DEFAULT_TIMEOUT_S = 1800
 RESULT_PREFIX = "@@benchmark-result "
 WRONG_RESULT_EXIT = 3  # a worker whose kernel failed the check at some shape (the payload says which)
 _VERSION_FILE = re.compile(r"matmul_v(0|[1-9][0-9]*)\.py")
+_HEADER = re.compile(r"#\s*V\d+:\s*(.+?)\.?")  # the first line of every kernel file: "# V0: TMA + mma.sync"
 
 
 class UsageError(Exception):
@@ -154,11 +155,16 @@ def load_kernel_class(version: str, kernel_dir: Path = HERE) -> type:
 
 
 def technique_of(cls: type) -> str:
-    """A short description of a version: its module's TECHNIQUE, else the first line of a docstring."""
+    """A version's technique: its module's TECHNIQUE, else its "# V<N>: ..." header line, else a docstring line."""
     module = sys.modules.get(cls.__module__)
     technique = getattr(module, "TECHNIQUE", None)
     if isinstance(technique, str) and technique:
         return technique
+    path = getattr(module, "__file__", None)
+    if path:
+        for line in Path(path).read_text(encoding="utf-8").splitlines()[:5]:
+            if match := _HEADER.fullmatch(line.strip()):
+                return match.group(1)
     for doc in (module.__doc__ if module else None, cls.__doc__):
         if doc and doc.strip():
             return doc.strip().splitlines()[0].rstrip(".")

@@ -261,6 +261,11 @@ def merge(existing: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any
     old_gpu, new_gpu = existing.get("gpu", {}).get("name"), new.get("gpu", {}).get("name")
     if old_gpu != new_gpu:
         raise ResultsError(f"cannot merge results of {new_gpu!r} into a file for {old_gpu!r}: one file per GPU model")
+    if existing.get("problem") != new.get("problem"):
+        raise ResultsError(
+            f"cannot merge entries measured on {new.get('problem')} into a file measured on {existing.get('problem')}: "
+            "rerun every entry into a new file"
+        )
     entries = copy.deepcopy(existing.get("entries", {}))
     entries.update(copy.deepcopy(new.get("entries", {})))
     merged["entries"] = entries
