@@ -1,4 +1,4 @@
-"""Sessions: docs, tests, lint (in fresh venvs); bench, plots (in the current environment, for GPU machines)."""
+"""Sessions: docs, tests, browser, lint (in fresh venvs); bench, plots (in the current environment, on GPU machines)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,9 @@ def requirements(name: str) -> list[str]:
 def docs(session: nox.Session) -> None:
     """Build the HTML site into build/html; warnings are errors, references are checked."""
     session.install(*requirements("docs"))
-    session.run("sphinx-build", "-W", "--keep-going", "-n", "-b", "html", "-c", ".", "docs", BUILD_DIR, *session.posargs)
+    session.run(
+        "sphinx-build", "-W", "--keep-going", "-n", "-b", "html", "-c", ".", "docs", BUILD_DIR, *session.posargs
+    )
 
 
 @nox.session
@@ -35,6 +37,14 @@ def tests(session: nox.Session) -> None:
     """Run pytest on the CPU (GPU tests skip themselves with the reason)."""
     session.install(*requirements("test"))
     session.run("pytest", *session.posargs)
+
+
+@nox.session
+def browser(session: nox.Session) -> None:
+    """Build the site, serve it on 127.0.0.1 and check every page in headless Chromium."""
+    session.install(*requirements("browser"))
+    session.run("sphinx-build", "-W", "--keep-going", "-n", "-q", "-b", "html", "-c", ".", "docs", BUILD_DIR)
+    session.run("pytest", "tests/browser", *session.posargs, env={"RUN_BROWSER_TESTS": "1", "SITE_DIR": BUILD_DIR})
 
 
 @nox.session

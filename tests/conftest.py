@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -12,6 +13,9 @@ EXAMPLES = ROOT / "examples" / "hopper_matmul"
 for path in (EXAMPLES, ROOT / "plots", Path(__file__).resolve().parent):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
+
+# The browser tests need a built site and Chromium: `nox -s browser` runs them.
+collect_ignore = [] if os.environ.get("RUN_BROWSER_TESTS") == "1" else ["browser"]
 
 
 def hopper_missing_reason() -> str | None:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from minimal_kernel import MinimalTmaWgmma
 
 import buildcheck
+from minimal_kernel import MinimalTmaWgmma
 
 pytestmark = pytest.mark.slow
 

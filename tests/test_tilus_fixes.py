@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+
 import tilus_fixes
 from conftest import EXAMPLES, ROOT
 
@@ -69,7 +70,9 @@ def test_barriers_sit_above_every_tile_with_the_fix(fixed_source: str) -> None:
     assert barrier_offset(fixed_source) >= tiles_bytes
 
 
-@pytest.mark.parametrize(("version", "needed"), [("0.1.3", True), ("0.2.0", True), ("0.2.1", False), ("1.0.0rc1", False)])
+@pytest.mark.parametrize(
+    ("version", "needed"), [("0.1.3", True), ("0.2.0", True), ("0.2.1", False), ("1.0.0rc1", False)]
+)
 def test_fixes_turn_off_past_the_last_buggy_release(version: str, needed: bool) -> None:
     assert tilus_fixes.needed(version) is needed
 

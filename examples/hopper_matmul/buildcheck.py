@@ -20,9 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import common  # noqa: F401  (applies the Tilus 0.2.0 fixes before any build)
 import tilus
 import torch
+
+import common  # noqa: F401  (applies the Tilus 0.2.0 fixes before any build)
 
 NVCC_FLAGS = ["-std=c++17", "-O3", "-gencode", "arch=compute_90a,code=sm_90a"]
 
@@ -94,7 +95,15 @@ def generate_source(script_cls: type, config: dict[str, Any], args: tuple[Any, .
 
 
 def _nvcc(source_file: Path, kind: str, out: Path) -> str:
-    cmd = [find_tool("nvcc"), *NVCC_FLAGS, *(f"-I{d}" for d in _include_dirs()), f"--{kind}", str(source_file), "-o", str(out)]
+    cmd = [
+        find_tool("nvcc"),
+        *NVCC_FLAGS,
+        *(f"-I{d}" for d in _include_dirs()),
+        f"--{kind}",
+        str(source_file),
+        "-o",
+        str(out),
+    ]
     if kind == "cubin":
         cmd.insert(1, "--ptxas-options=-v")
     done = subprocess.run(cmd, capture_output=True, text=True)
@@ -119,7 +128,9 @@ def compile_sm90a(source: str) -> BuildReport:
         try:
             dump = subprocess.run(
                 [find_tool("cuobjdump"), "--dump-sass", str(Path(tmp) / "kernel.cubin")],
-                capture_output=True, text=True, check=True,
+                capture_output=True,
+                text=True,
+                check=True,
             )
             sass = dump.stdout
         except (BuildCheckError, subprocess.CalledProcessError):

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
+
+import torch
 
 import tilus_fixes
-import torch
 
 tilus_fixes.apply()
 
@@ -72,7 +74,9 @@ def validate_operands(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor | None =
     return m, n, k
 
 
-def matmul(kernel: Callable[..., Any], a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+def matmul(
+    kernel: Callable[..., Any], a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None
+) -> torch.Tensor:
     """C = A @ B^T with a Tilus kernel, after checking the inputs (nothing launches on bad input)."""
     m, n, k = validate_operands(a, b, out)
     c = torch.empty(m, n, dtype=torch.float16, device=a.device) if out is None else out
@@ -122,13 +126,13 @@ def time_ms(fn: Callable[[], Any], warmup: int = 10, repeats: int = 50) -> float
     torch.cuda.synchronize()
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(repeats)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(repeats)]
-    for start, end in zip(starts, ends):
+    for start, end in zip(starts, ends, strict=True):
         flush.zero_()
         start.record()
         fn()
         end.record()
     torch.cuda.synchronize()
-    return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
+    return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends, strict=True))
 
 
 def tflops(m: int, n: int, k: int, ms: float) -> float:

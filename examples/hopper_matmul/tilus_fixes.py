@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import tilus
 from tilus.backends.contexts import mbarrier_alloc_ctx
