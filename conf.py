@@ -1,10 +1,16 @@
-"""Sphinx configuration. The build runs `sphinx-build -c . docs <out>` from the repository root."""
+"""Sphinx configuration. The build runs `sphinx-build -c . docs build/html` from the repository root.
+
+Nothing here needs torch, Tilus, CUDA or the network: charts and numbers come from
+plots/results/*.json (docs/_ext/results_role.py), kernel code from examples/hopper_matmul/.
+"""
 
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
-sys.path[:0] = [str(ROOT / "plots"), str(ROOT / "examples" / "hopper_matmul")]
+sys.path[:0] = [str(ROOT / "docs" / "_ext"), str(ROOT / "plots"), str(ROOT / "examples" / "hopper_matmul")]
+
+import kernel_source  # noqa: E402
 
 project = "Fast matmul on Hopper with Tilus"
 author = "The hopper-matmul-tutorial authors"
@@ -13,26 +19,46 @@ copyright = "2026, " + author
 extensions = [
     "sphinx.ext.mathjax",
     "sphinx_copybutton",
+    "sphinx_gallery.gen_gallery",
     "matplotlib.sphinxext.plot_directive",
+    "results_role",  # :result:`v3.tflops`, results-ladder/-performance/-provenance/-chart
+    "kernel_source",  # .. kernel-source:: v3 (literalinclude of examples/hopper_matmul/matmul_v3.py)
 ]
 
 root_doc = "index"
-exclude_patterns = ["_build"]
+exclude_patterns = ["_build", "_ext", "gallery/*.ipynb", "sg_execution_times.rst"]
 nitpicky = True
 language = "en"
+intersphinx_mapping: dict[str, tuple[str, None]] = {}  # no network at build time
 
-# Theme: furo gives search, light/dark mode, prev/next links and a readable code font.
+# Theme: furo gives search, light/dark mode, prev/next links; our CSS puts charts on a white rounded panel.
 html_theme = "furo"
 html_title = project
-html_static_path: list[str] = []
+html_static_path = ["docs/_static"]
+html_css_files = ["hopper.css"]
+html_last_updated_fmt = None
 
-# Charts: plot scripts live in the top-level plots/ and read plots/results/*.json.
+# Charts: one script per chart in plots/, drawn as SVG with fixed ids and no date (see plots/chartlib.py).
 plot_basedir = str(ROOT / "plots")
 plot_formats = [("svg", 100)]
 plot_html_show_source_link = False
 plot_html_show_formats = False
 plot_include_source = False
-plot_rcparams = {"svg.hashsalt": "hopper-matmul", "svg.fonttype": "none"}
+plot_rcparams = {"svg.hashsalt": "hopper-matmul", "svg.fonttype": "path"}
+
+# Gallery of the kernel files; GPU code never runs here (plot_gallery False, nothing matches filename_pattern).
+sphinx_gallery_conf = {
+    "examples_dirs": str(ROOT / "build" / "gallery_src"),
+    "gallery_dirs": "gallery",
+    "filename_pattern": r"^$",
+    "plot_gallery": "False",
+    "download_all_examples": False,
+    "image_scrapers": (),
+    "write_computation_times": False,
+    "show_signature": False,
+    "remove_config_comments": True,
+}
+kernel_source.stage_gallery(ROOT / "build" / "gallery_src")
 
 # Copy buttons skip prompts so that pasted commands run as they are.
 copybutton_prompt_text = r"\$ |>>> "

@@ -1,0 +1,84 @@
+"""Draw every chart (plots/plot_*.py) into SVG files; ``nox -s plots`` runs this.
+
+    python plots/draw_all.py                 # redraw from the recorded results into build/charts/
+    python plots/draw_all.py --rerun         # on a Hopper GPU: rerun the benchmark first, then redraw
+    HOPPER_MATMUL_RERUN=1 python plots/draw_all.py   # the same as --rerun
+
+Arguments that this script does not know are passed on to the benchmark with --rerun.
+The site does not need these files: Sphinx's plot directive runs the same scripts at
+build time. Without --rerun nothing here imports torch or CUDA code; with it, the
+benchmark runs in its own process and refuses, with its own message, a machine that
+has no Hopper GPU, in which case nothing is redrawn and the exit status is non-zero.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import runpy
+import subprocess
+import sys
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+
+PLOTS = Path(__file__).resolve().parent
+ROOT = PLOTS.parent
+BENCHMARK = ROOT / "examples" / "hopper_matmul" / "benchmark.py"
+ENV_RERUN = "HOPPER_MATMUL_RERUN"
+
+if str(PLOTS) not in sys.path:
+    sys.path.insert(0, str(PLOTS))
+
+import chartlib  # noqa: E402
+
+
+def scripts() -> list[Path]:
+    """Every chart script, in a stable order."""
+    return sorted(PLOTS.glob("plot_*.py"))
+
+
+def draw(script: Path, out_dir: Path) -> Path:
+    """Run one chart script as the plot directive does and save its figure as <out_dir>/<stem>.svg."""
+    plt.close("all")
+    runpy.run_path(str(script), run_name=script.stem)
+    figures = [plt.figure(num) for num in plt.get_fignums()]
+    if len(figures) != 1:
+        raise RuntimeError(f"{script.name} drew {len(figures)} figures; a chart script draws exactly one")
+    return chartlib.save(figures[0], out_dir / f"{script.stem}.svg")
+
+
+def rerun_benchmark(extra: list[str]) -> int:
+    """Run the benchmark in a fresh process (it checks for a Hopper GPU itself); return its exit status."""
+    if not BENCHMARK.exists():
+        print(f"cannot rerun: {BENCHMARK.relative_to(ROOT)} does not exist", file=sys.stderr)
+        return 2
+    print(f"rerunning the benchmark: {sys.executable} {BENCHMARK.relative_to(ROOT)} {' '.join(extra)}", flush=True)
+    return subprocess.call([sys.executable, str(BENCHMARK), *extra], cwd=ROOT)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rerun", action="store_true", help=f"rerun the benchmark first (or set {ENV_RERUN}=1)")
+    parser.add_argument("--out", type=Path, default=ROOT / "build" / "charts", help="where the SVGs go")
+    args, extra = parser.parse_known_args(argv)
+    if extra and not args.rerun and os.environ.get(ENV_RERUN) != "1":
+        parser.error(f"unknown arguments {' '.join(extra)} (they are only passed on to the benchmark with --rerun)")
+    if args.rerun or os.environ.get(ENV_RERUN) == "1":
+        status = rerun_benchmark(extra)
+        if status != 0:
+            print(f"the benchmark failed (exit status {status}); the charts were not redrawn", file=sys.stderr)
+            return status
+    source = chartlib.results_path()
+    print(f"results: {source.relative_to(ROOT) if source else chartlib.NOT_MEASURED}")
+    for script in scripts():
+        print(f"  {draw(script, args.out)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

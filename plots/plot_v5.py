@@ -1,0 +1,5 @@
+"""Chapter V5 chart (WGMMA kept in flight): every version's TFLOPS with V5 highlighted, from the results file."""
+
+import chartlib
+
+chartlib.version_chart("v5")
