@@ -4,6 +4,7 @@ without a Hopper GPU. The timing itself runs on the GPU (the lead's benchmark ru
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -11,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import EXAMPLES
 
 import benchmark
 import results
+from conftest import EXAMPLES
 
 FAKE_GPU = benchmark.Gpu(name="NVIDIA H200", sm_count=132, capability="9.0", memory_gb=140.4, smi_id=None)
 SMALL_SHAPE = (256, 512, 128)
@@ -372,3 +373,61 @@ def test_a_corrupt_results_file_stops_the_run_before_measuring(
     assert code == 1
     assert "nvidia-h200.json: not valid JSON" in err
     assert out.read_text() == '{"schema": 1'
+
+
+# --- the worker protocol, with stand-in processes ---
+
+
+def python_printing(*lines: str, exit_code: int = 0, sleep_s: float = 0.0) -> list[str]:
+    code = f"import sys, time\ntime.sleep({sleep_s})\nprint(*{list(lines)!r}, sep='\\n')\nsys.exit({exit_code})"
+    return [sys.executable, "-c", code]
+
+
+def result_line(payload: dict[str, Any]) -> str:
+    return benchmark.RESULT_PREFIX + json.dumps(payload)
+
+
+def test_run_worker_returns_the_payload_of_a_real_process() -> None:
+    payload = {"impl": "v1", "rows": [{"m": 1, "n": 1, "k": 8, "latency_ms": 0.01}]}
+    assert benchmark.run_worker(python_printing("noise", result_line(payload)), timeout_s=60) == payload
+
+
+def test_run_worker_keeps_rows_of_a_worker_that_reports_a_wrong_result() -> None:
+    payload = {"impl": "v6", "rows": [{"m": 1, "n": 1, "k": 8, "error": "wrong result"}]}
+    cmd = python_printing(result_line(payload), exit_code=benchmark.WRONG_RESULT_EXIT)
+    assert benchmark.run_worker(cmd, timeout_s=60)["rows"][0]["error"] == "wrong result"
+
+
+@pytest.mark.parametrize(
+    ("cmd", "message"),
+    [
+        (python_printing(result_line({"error": "ImportError: no tilus"}), exit_code=1), "ImportError: no tilus"),
+        (python_printing("Segmentation fault", exit_code=139), "exited with code 139 and printed no result"),
+        (python_printing(result_line({"rows": []}), exit_code=1), "exited with code 1"),
+        (python_printing("never", sleep_s=30), "no result after 1 s (killed)"),
+    ],
+)
+def test_run_worker_turns_failures_into_worker_errors(cmd: list[str], message: str) -> None:
+    with pytest.raises(benchmark.WorkerError, match=re.escape(message)):
+        benchmark.run_worker(cmd, timeout_s=1 if "sleep(30" in cmd[-1] else 60)
+
+
+def test_worker_main_prints_one_result_line_and_exits_3_on_a_wrong_result(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    impl = benchmark.Impl(kernel=print, timed=print, config=dict, technique="fake")
+    monkeypatch.setattr(benchmark, "make_impl", lambda name, kernel_dir: impl)
+
+    def measure(impl: Any, shape: Any, tag: str, warmup: int, repeats: int, with_cublas: bool) -> dict[str, Any]:
+        print("library chatter on stdout")
+        m, n, k = shape
+        return {"m": m, "n": n, "k": k, "error": "wrong"} if m == 64 else {"m": m, "n": n, "k": k, "latency_ms": 1.0}
+
+    monkeypatch.setattr(benchmark, "measure_shape", measure)
+    code = benchmark.main(["--worker", "--impl", "v9", "--shapes", "32x32x32,64x64x64"])
+    out = capsys.readouterr().out
+    assert code == benchmark.WRONG_RESULT_EXIT
+    assert out.count("\n") == 1 and out.startswith(benchmark.RESULT_PREFIX)
+    payload = json.loads(out[len(benchmark.RESULT_PREFIX) :])
+    assert [row.get("error") for row in payload["rows"]] == [None, "wrong"]
+    assert payload["technique"] == "fake"
