@@ -122,11 +122,10 @@ def test_versions_are_the_matmul_v_n_files_in_numeric_order(tmp_path: Path) -> N
     assert benchmark.discover_versions(tmp_path) == ["v0", "v2", "v10"]
 
 
-def test_the_real_kernel_directory_has_a_version_for_every_kernel_file() -> None:
-    files = sorted(p.name for p in EXAMPLES.glob("matmul_v*.py"))
-    assert [f"matmul_{v}.py" for v in benchmark.discover_versions()] == sorted(
-        files, key=lambda name: int(name[len("matmul_v") : -3])
-    )
+def test_every_real_kernel_file_defines_the_class_the_benchmark_looks_for() -> None:
+    for version in benchmark.discover_versions():
+        path = benchmark.kernel_file(version)
+        assert benchmark.defines_class(path, benchmark.kernel_class_name(version)), f"{path.name}: no MatmulV<N>"
 
 
 def test_a_version_loads_its_class_by_convention_and_reports_its_technique(kernel_dir: Path) -> None:
@@ -431,3 +430,22 @@ def test_worker_main_prints_one_result_line_and_exits_3_on_a_wrong_result(
     payload = json.loads(out[len(benchmark.RESULT_PREFIX) :])
     assert [row.get("error") for row in payload["rows"]] == [None, "wrong"]
     assert payload["technique"] == "fake"
+
+
+def test_a_results_file_of_another_problem_size_stops_the_run_before_measuring(
+    kernel_dir: Path, tmp_path: Path, fake_machine: None, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    from test_results import make_data  # a valid file measured at 8192^3; the fake kernel dir benchmarks 256x512x128
+
+    def must_not_run(cmd: Sequence[str], timeout_s: float) -> dict[str, Any]:
+        raise AssertionError("a worker was started")
+
+    monkeypatch.setattr(benchmark, "run_worker", must_not_run)
+    out = tmp_path / "nvidia-h200.json"
+    results.write_atomic(out, make_data())
+    before = out.read_bytes()
+    code, _, err = run_main(["--cublas", "--no-ncu", "--out", str(out), "--kernel-dir", str(kernel_dir)], capsys)
+    assert code == 1
+    assert "rerun every entry into a new file" in err
+    assert out.read_bytes() == before

@@ -652,7 +652,8 @@ def available_ncu_metrics(ncu: str) -> list[str]:
 def parse_ncu_csv(text: str, metrics: Sequence[str]) -> dict[str, float]:
     """Metric values of the first profiled kernel in `ncu --csv --page raw` output."""
     lines = text.splitlines()
-    start = next((i for i, line in enumerate(lines) if line.startswith('"ID"')), None)
+    # The header row is the first CSV row naming a metric (ncu's own "==PROF==" lines come before it).
+    start = next((i for i, line in enumerate(lines) if line.startswith('"') and any(m in line for m in metrics)), None)
     if start is None:
         return {}
     rows = list(csv.reader(lines[start:]))
@@ -828,6 +829,10 @@ def run_plan(plan: Plan) -> int:
         ncu = None
     sampler = ClockSampler(gpu.smi_id)
     run = Run(plan, gpu, out, existing, sampler, utc_date(), plan.git_commit or git_commit(), ncu, metrics, [])
+    try:  # a file for another GPU or another problem size cannot take these results: say so before measuring
+        results.merge(existing, run.document({}, []))
+    except results.ResultsError as exc:
+        raise BenchmarkError(f"{out}: {exc}") from exc
     progress(f"benchmarking on {gpu.name} ({gpu.sm_count} SMs); results go to {out}")
     sampler.start()
     try:
