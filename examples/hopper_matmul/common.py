@@ -56,6 +56,9 @@ def validate_operands(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor | None =
             raise ValueError(f"{name} is on {t.device}; move it to the GPU with {name.lower()}.cuda()")
         if not t.is_contiguous():
             raise ValueError(f"{name} must be row-major contiguous; call {name.lower()}.contiguous()")
+        if t.data_ptr() % 16:
+            # TMA descriptors need a 16-byte aligned base; a view at an odd offset into a buffer is not.
+            raise ValueError(f"{name} does not start on a 16-byte boundary; pass a fresh copy ({name.lower()}.clone())")
     (m, k), (n, kb) = a.shape, b.shape
     if k != kb:
         raise ValueError(f"A is {m}x{k} and B is {n}x{kb}: C = A @ B^T needs both to have the same K")
