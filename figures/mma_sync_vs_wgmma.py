@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+import style
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-
-import style
 
 NAME = "mma_sync_vs_wgmma"
 
@@ -46,7 +45,9 @@ def draw() -> Figure:
 
     # V1: the warp group hands the tensor cores two shared-memory descriptors; A and B never enter registers.
     y1 = 3.0
-    _header(ax, y1 + BOX_H + 2.5, "V1  WGMMA", "asynchronous, issued by a warp group: fence, mma, commit_group, wait_group")
+    _header(
+        ax, y1 + BOX_H + 2.5, "V1  WGMMA", "asynchronous, issued by a warp group: fence, mma, commit_group, wait_group"
+    )
     g = _box(ax, 0, y1, "global", "A, B (fp16)", "global")
     s = _box(ax, 1, y1, "shared", "A tile, B tile\n(swizzled)", "shared")
     t = _box(ax, 3, y1, "tensor cores", "wgmma m64nNk16\n4 warps = 128 threads", "tensor")

@@ -218,9 +218,7 @@ def text_width(s: str, fontsize: float = FONT_SIZE, bold: bool = False) -> float
     return TextPath((0, 0), s, size=fontsize, prop=prop).get_extents().width / 72.0 / UNIT_IN
 
 
-def legend_row(
-    ax: Axes, x: float, y: float, items: list[tuple[tuple[str, str], str]], *, gap: float = 2.0
-) -> float:
+def legend_row(ax: Axes, x: float, y: float, items: list[tuple[tuple[str, str], str]], *, gap: float = 2.0) -> float:
     """A one-line legend of ((fill, edge), text) swatches starting at (x, y); returns the x where it ends."""
     for (fill, edge), text in items:
         ax.add_patch(Rectangle((x, y - 0.5), 1.6, 1.0, facecolor=fill, edgecolor=edge, linewidth=0.8, zorder=3))
@@ -235,6 +233,7 @@ def _write_atomically(path: Path, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
+        os.chmod(tmp, 0o644)  # mkstemp creates 0600; the committed figures are world-readable
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)

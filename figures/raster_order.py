@@ -1,0 +1,136 @@
+"""V4 raster order: which A row-panels and B column-panels the first wave of blocks touches."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+
+import style
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+RASTER_PY = Path(__file__).resolve().parent.parent / "examples" / "hopper_matmul" / "raster.py"
+
+
+def _raster_model() -> ModuleType:
+    """The kernels' own raster model, so the figure draws exactly the order V4 launches.
+
+    Loaded under a private name with Tilus hidden: raster.py then skips its in-kernel class, the figure
+    needs neither Tilus nor torch, and the real `raster` module of a kernel in the same process is untouched.
+    """
+    spec = importlib.util.spec_from_file_location("_raster_model_for_figures", RASTER_PY)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    saved = sys.modules.get("tilus", ...)
+    sys.modules["tilus"] = None  # type: ignore[assignment]  # makes `import tilus` raise ImportError
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        if saved is ...:
+            del sys.modules["tilus"]
+        else:
+            sys.modules["tilus"] = saved
+    return module
+
+
+tile_of = _raster_model().tile_of
+
+NAME = "raster_order"
+
+TILE_ROWS, TILE_COLS = 32, 32  # e.g. M = N = 4096 with 128 x 128 tiles
+WAVE = 132  # blocks running at once: one per SM on an H100 SXM or H200
+GROUP = 8  # tile-rows per swizzle group
+
+WIDTH, HEIGHT = 90.0, 54.0
+CELL = 0.9
+GRID = TILE_ROWS * CELL
+
+WAVE_COLOURS = ("#9cc3e6", "#1f5f99")
+TOUCHED = ("#f6b98a", "#a8520a")
+UNTOUCHED = ("#f2f2f2", "#b0b0b0")
+
+
+def row_major(pid: int) -> tuple[int, int]:
+    """Launch index -> (tile row, tile column), one tile-row after another (swizzle_size 1 in V4)."""
+    return tile_of(pid, TILE_ROWS, TILE_COLS, 1)
+
+
+def grouped(pid: int) -> tuple[int, int]:
+    """Launch index -> (tile row, tile column): bands of GROUP tile-rows, each walked column by column."""
+    return tile_of(pid, TILE_ROWS, TILE_COLS, GROUP)
+
+
+def panels_touched(order: Callable[[int], tuple[int, int]]) -> tuple[set[int], set[int]]:
+    """Distinct A row-panels and B column-panels read by the first WAVE blocks."""
+    tiles = [order(pid) for pid in range(WAVE)]
+    return {r for r, _ in tiles}, {c for _, c in tiles}
+
+
+def _grid(ax: Axes, x0: float, title: str, order) -> None:
+    top = 8.0 + GRID
+    rows, cols = panels_touched(order)
+    ax.text(x0 + GRID / 2, top + 6.2, title, ha="center", va="center", fontweight="bold")
+    # matrix edges: A row-panel r feeds tile-row r, B column-panel c feeds tile-column c
+    for r in range(TILE_ROWS):
+        style.rect(
+            ax, x0 - 2.2, top - (r + 1) * CELL, 1.2, CELL, colours=TOUCHED if r in rows else UNTOUCHED, linewidth=0.4
+        )
+    for c in range(TILE_COLS):
+        style.rect(ax, x0 + c * CELL, top + 1.0, CELL, 1.2, colours=TOUCHED if c in cols else UNTOUCHED, linewidth=0.4)
+    style.note(ax, x0 - 2.8, top + 1.6, "B", ha="right", color=style.INK, fontweight="bold")
+    style.note(ax, x0 - 1.6, top + 3.4, "A", ha="center", color=style.INK, fontweight="bold")
+    style.rect(ax, x0, top - GRID, GRID, GRID, colours=UNTOUCHED, linewidth=0.6, zorder=1)
+    for pid in range(WAVE):
+        r, c = order(pid)
+        style.rect(ax, x0 + c * CELL, top - (r + 1) * CELL, CELL, CELL, colours=WAVE_COLOURS, linewidth=0.3)
+    # the walk of the first blocks in launch order
+    path = [order(pid) for pid in range(min(WAVE, 3 * GROUP + 4))]
+    xs = [x0 + (c + 0.5) * CELL for _, c in path]
+    ys = [top - (r + 0.5) * CELL for r, _ in path]
+    ax.plot(xs, ys, color=style.INK, linewidth=0.9, zorder=5)
+    ax.plot(xs[:1], ys[:1], marker="o", markersize=3.5, color=style.INK, zorder=5)
+    style.arrow(ax, (xs[-2], ys[-2]), (xs[-1], ys[-1]), linewidth=0.9, zorder=5)
+    total = len(rows) + len(cols)
+    ax.text(
+        x0 + GRID / 2,
+        5.2,
+        f"{len(rows)} A row-panels + {len(cols)} B column-panels = {total}",
+        ha="center",
+        va="center",
+        fontsize=style.FONT_SIZE,
+        fontweight="bold",
+    )
+    style.note(ax, x0 + GRID / 2, 2.8, "distinct panels the wave reads: its L2 working set", ha="center")
+
+
+def draw() -> Figure:
+    fig, ax = style.new_figure(WIDTH, HEIGHT)
+    ax.text(
+        1.5,
+        HEIGHT - 2.0,
+        f"First wave of {WAVE} blocks on a {TILE_ROWS} × {TILE_COLS} grid of output tiles",
+        fontsize=style.TITLE,
+        fontweight="bold",
+        va="center",
+    )
+    _grid(ax, 9.0, "row-major launch order", row_major)
+    _grid(ax, 55.0, f"groups of {GROUP} tile-rows, column by column", grouped)
+    style.legend_row(
+        ax,
+        9.0,
+        HEIGHT - 5.5,
+        [
+            (WAVE_COLOURS, f"tiles of the first {WAVE} blocks"),
+            (TOUCHED, "panel read by the wave"),
+            (UNTOUCHED, "not yet read"),
+        ],
+        gap=3.0,
+    )
+    return fig
+
+
+if __name__ == "__main__":
+    style.main_for(draw, NAME)
