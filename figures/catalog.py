@@ -24,8 +24,8 @@ FIGURES: tuple[FigureInfo, ...] = (
         "Two rows of boxes. Top, V0: global memory, TMA into shared memory, ldmatrix or load_shared into "
         "registers, mma.sync m16n8k16 issued by one warp, fp32 accumulators in registers. Bottom, V1: global "
         "memory, TMA into shared memory, then WGMMA m64nNk16 issued by a warp group of four warps reads A and B "
-        "from shared memory by descriptor; the register staging box is crossed out; accumulators stay in "
-        "registers.",
+        "from shared memory by descriptor, an arrow that skips the register column, labelled no register copy of "
+        "operands; accumulators stay in registers.",
     ),
     FigureInfo(
         "stage_ring",
