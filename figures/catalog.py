@@ -69,8 +69,9 @@ FIGURES: tuple[FigureInfo, ...] = (
     FigureInfo(
         "wgmma_in_flight",
         "V5",
-        "WGMMA groups in flight: with wait_group(0) the tensor cores idle while each group is waited for; "
-        "with wait_group(1) the next group is issued first and a stage is released only after its group retired.",
+        "WGMMA groups in flight: with wait_group(0) the tensor cores idle between groups, each waited for "
+        "before the next is issued; with wait_group(1) the next group is issued first and a stage is released "
+        "only after its group retired.",
         "Two timelines of the consumer warp group and the tensor cores. Top, wait_group(0): issue, wait, release, "
         "issue again, with idle gaps on the tensor cores. Bottom, wait_group(1): group k+1 is issued while "
         "group k still runs, the tensor cores stay busy, and the stage of group k-1 is released after wait_group(1) "
@@ -81,10 +82,10 @@ FIGURES: tuple[FigureInfo, ...] = (
         "V6",
         "Persistent kernel: one CTA per SM walks tiles t, t + #SMs, t + 2 #SMs, ...; the store of tile i's C "
         "overlaps the main loop of its next tile.",
-        "Left, a grid of output tiles numbered in raster order and coloured by the CTA that computes them, with "
-        "four CTAs shown for readability. Right, a timeline for one CTA: the producer keeps loading k-tiles across "
-        "tile boundaries, the consumers run the main loop of tile i, write C to shared memory, and the TMA store "
-        "of that C runs while the main loop of the next tile proceeds.",
+        "Top, a grid of output tiles numbered in raster order and coloured by the CTA that computes them, with "
+        "four CTAs shown for readability, and each CTA's list of tiles. Below, a timeline for CTA 0: the "
+        "producer keeps loading k-tiles across tile boundaries, the consumers run the main loop of tile i, "
+        "write C to shared memory, and the TMA store of that C runs while the main loop of the next tile proceeds.",
     ),
 )
 
