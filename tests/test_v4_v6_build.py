@@ -1,0 +1,111 @@
+"""V4-V6 build for sm_90a on a CPU machine and hold the instructions their chapters describe."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import buildcheck
+
+pytestmark = pytest.mark.slow
+
+# One configuration per version: the tile the chapters quote.
+CONFIGS = {
+    "matmul_v4": {"block_m": 128, "block_n": 256, "block_k": 64, "num_stages": 3, "swizzle_size": 8},
+}
+# M and N not multiples of the tile, K not a multiple of block_k: the build must not depend on even sizes.
+SHAPE = (1000, 1792, 520)
+
+
+@pytest.fixture(scope="module")
+def builds() -> dict[str, buildcheck.BuildReport]:
+    import importlib
+
+    reports = {}
+    for module_name, config in CONFIGS.items():
+        module = importlib.import_module(module_name)
+        script = next(v for k, v in vars(module).items() if re.fullmatch(r"MatmulV\d", k))
+        reports[module_name] = buildcheck.build_sm90a(script, config, *SHAPE)
+    return reports
+
+
+@pytest.fixture(params=sorted(CONFIGS))
+def build(request: pytest.FixtureRequest, builds: dict[str, buildcheck.BuildReport]) -> buildcheck.BuildReport:
+    return builds[request.param]
+
+
+def _thread_groups(source: str) -> set[tuple[int, int]]:
+    return {(int(b), int(e)) for b, e in re.findall(r"ThreadGroup\(thread_begin=(\d+), thread_end=(\d+)", source)}
+
+
+def test_v4_plus_has_two_consumer_warp_groups_and_a_producer_warp(build: buildcheck.BuildReport) -> None:
+    groups = _thread_groups(build.source)
+    assert {(0, 128), (128, 256), (256, 288)} <= groups, groups
+    assert "__launch_bounds__(288)" in build.source  # 9 warps
+    # Both consumer warp groups issue WGMMA on a 64-row slab of the 128 x 256 tile.
+    assert "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16" in build.ptx
+    assert "cp.async.bulk.tensor.2d.shared::cta.global" in build.ptx
+    # Empty barriers expect one elected arrival per consumer warp group.
+    assert re.search(r"mbarrier_init_shared\([^;]*uint32_t\(2u\)\)", build.source)
+
+
+def test_v4_plus_builds_without_spills_or_cta_group(build: buildcheck.BuildReport) -> None:
+    assert ".cta_group" not in build.ptx
+    assert 0 < build.registers <= 224, build.ptxas_report  # 65536 registers / 288 threads, rounded down to 8
+    assert (build.spill_stores, build.spill_loads) == (0, 0), build.ptxas_report
+
+
+def _function(source: str, name: str) -> str:
+    """The text of a C++ function in the generated source (signature to its closing brace)."""
+    start = re.search(rf"^static [^\n]*\b{name}\(", source, re.MULTILINE)
+    assert start, f"{name} not found in the generated source"
+    depth, i = 0, source.index("{", start.start())
+    for j in range(i, len(source)):
+        depth += {"{": 1, "}": -1}.get(source[j], 0)
+        if depth == 0:
+            return source[start.start() : j + 1]
+    raise AssertionError(f"unbalanced braces in {name}")
+
+
+def test_fast_divmod_magic_numbers_are_exact(builds: dict[str, buildcheck.BuildReport], tmp_path: Path) -> None:
+    """The raster's fast_divmod: the host's magic numbers, run through the device's mul.hi + shr, divide exactly."""
+    source = builds["matmul_v4"].source
+    # The launch code computes each divisor's multiplier and shift with two host functions.
+    magic = re.search(r"fast_div_m(?:_\d+)? = \(\(int32_t\)\((\w+)\(", source).group(1)
+    shift = re.search(r"fast_div_s(?:_\d+)? = \(\(int32_t\)\((\w+)\(", source).group(1)
+    runtime = _function(source, "tilus_cuda_fastdiv_runtime")
+    assert "mul.hi.u32 %0, %1, %2; shr.u32 %0, %0, %3;" in runtime and "(a >> shift)" in runtime
+    compiler = shutil.which("g++") or shutil.which("c++")
+    if compiler is None:
+        pytest.skip("no host C++ compiler")
+    harness = tmp_path / "fastdiv.cc"
+    harness.write_text(
+        "#include <stdint.h>\n#include <stdio.h>\n#define __forceinline__ inline\n"
+        + _function(source, magic)
+        + "\n"
+        + _function(source, shift)
+        + f"""
+static int32_t device_div(int32_t a, int32_t m, int32_t s) {{  // what tilus_cuda_fastdiv_runtime computes
+  if (m == 0) return a >> s;
+  return (int32_t)((uint32_t)(((uint64_t)(uint32_t)a * (uint32_t)m) >> 32) >> s);
+}}
+int main() {{
+  int bad = 0;
+  for (int32_t b = 1; b <= 4096; b++) {{
+    int32_t m = (int32_t){magic}(b), s = (int32_t){shift}(b);
+    for (int32_t a = 0; a < 64 * b; a++) if (device_div(a, m, s) != a / b) {{ printf("%d/%d\\n", a, b); bad++; break; }}
+    for (int32_t a = 0x7fffffff; a > 0x7fffffff - 4 * b; a--)
+      if (device_div(a, m, s) != a / b) {{ printf("%d/%d\\n", a, b); bad++; break; }}
+  }}
+  return bad != 0;
+}}
+"""
+    )
+    subprocess.run([compiler, "-O2", str(harness), "-o", str(tmp_path / "fastdiv")], check=True)
+    done = subprocess.run([str(tmp_path / "fastdiv")], capture_output=True, text=True)
+    wrong = sorted({int(line.split("/")[1]) for line in done.stdout.split()})
+    assert done.returncode == 0, f"fast_divmod divides wrongly by {len(wrong)} of 4096 divisors, e.g. {wrong[:8]}"
