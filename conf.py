@@ -53,6 +53,7 @@ sphinx_gallery_conf = {
     "filename_pattern": r"^$",
     "plot_gallery": "False",
     "download_all_examples": False,
+    "notebook_extensions": set(),  # a notebook of a GPU kernel helps nobody; the .py download is the file
     "image_scrapers": (),
     "write_computation_times": False,
     "show_signature": False,

@@ -78,7 +78,7 @@ def _docstring(path: Path, version: str) -> str:
     body = re.sub(r"([\\*`|_])", r"\\\1", body)
     title = re.sub(r"([\\*`|_])", r"\\\1", title)
     link = f"Explained in :doc:`/chapters/{version}`."
-    return f'"""\n{title}\n{"=" * len(title)}\n\n{body}\n\n{link}\n"""\n'
+    return f'r"""\n{title}\n{"=" * len(title)}\n\n{body}\n\n{link}\n"""\n'  # raw: the escapes are for rst
 
 
 def stage_gallery(dest: Path) -> list[Path]:

@@ -44,6 +44,10 @@ NOT_RECORDED = "not recorded"
 ENTRY_NAMES = (*chartlib.VERSIONS, "cublas")
 SECTIONS = ("gpu", "software", "method", "problem")
 DERIVED = ("speedup", "fraction_of_peak", "cublas_tflops")
+COUNTER_LABELS = {
+    "tensor_pipe_pct": "Tensor pipe utilisation (ncu)",
+    "dram_throughput_pct": "DRAM throughput, share of peak (ncu)",
+}
 
 
 class Missing(Exception):
@@ -74,7 +78,7 @@ def lookup(data: dict[str, Any] | None, path: str) -> Any:
         node = data[head]
     for part in parts[1:]:
         if node is None:
-            raise Missing(path)
+            return None  # a group the benchmark could not record (counters without ncu): "not recorded"
         if not isinstance(node, dict) or part not in node:
             raise ValueError(f"unknown result {path!r}: no field {part!r} in the results file's layout")
         node = node[part]
@@ -360,7 +364,7 @@ class ResultsPerformance(SphinxDirective):
         counter_rows: list[list[str | nodes.Node]]
         if counters:
             counter_rows = [
-                [f"Profiler: {key.removesuffix('_pct').replace('_', ' ')}", render(data, f"{name}.counters.{key}")]
+                [COUNTER_LABELS.get(key, key.replace("_", " ")), render(data, f"{name}.counters.{key}")]
                 for key in counters
             ]
         else:
