@@ -61,10 +61,12 @@ class MatmulV2(tilus.Script):
             ahead_k = offset_k + (self.num_stages - 1) * bk
             ahead = (stage + self.num_stages - 1) % self.num_stages
             if ahead_k < k_size:
+                # One thread tells the barrier how many bytes TMA will deliver.
                 with self.single_thread():
                     self.mbarrier.arrive_and_expect_tx(
                         loaded[ahead], transaction_bytes=sa[ahead].nbytes + sb[ahead].nbytes
                     )
+                # One warp issues the copies; the TMA engine does the address math.
                 with self.thread_group(thread_begin=0, num_threads=32):
                     self.tma.global_to_shared(
                         src=ga, dst=sa[ahead], offsets=[offset_m, ahead_k], mbarrier=loaded[ahead]

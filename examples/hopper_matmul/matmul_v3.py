@@ -52,10 +52,12 @@ class MatmulV3(tilus.Script):
             for offset_k in range(0, k_size, bk):
                 # Wait until the consumer has finished reading this stage's previous tiles.
                 self.mbarrier.wait(empty[load_stage], phase=load_phase)
+                # One thread tells the barrier how many bytes TMA will deliver.
                 with self.single_thread():
                     self.mbarrier.arrive_and_expect_tx(
                         full[load_stage], transaction_bytes=sa[load_stage].nbytes + sb[load_stage].nbytes
                     )
+                # The whole producer warp issues the copies; the TMA engine does the address math.
                 self.tma.global_to_shared(
                     src=ga, dst=sa[load_stage], offsets=[offset_m, offset_k], mbarrier=full[load_stage]
                 )
