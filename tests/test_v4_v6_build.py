@@ -16,6 +16,8 @@ pytestmark = pytest.mark.slow
 # One configuration per version: the tile the chapters quote.
 CONFIGS = {
     "matmul_v4": {"block_m": 128, "block_n": 256, "block_k": 64, "num_stages": 3, "swizzle_size": 8},
+    "matmul_v5": {"block_m": 128, "block_n": 256, "block_k": 64, "num_stages": 4, "swizzle_size": 8},
+    "matmul_v6": {"block_m": 128, "block_n": 256, "block_k": 64, "num_stages": 3, "swizzle_size": 8},
 }
 # M and N not multiples of the tile, K not a multiple of block_k: the build must not depend on even sizes.
 SHAPE = (1000, 1792, 520)
@@ -57,6 +59,39 @@ def test_v4_plus_builds_without_spills_or_cta_group(build: buildcheck.BuildRepor
     assert ".cta_group" not in build.ptx
     assert 0 < build.registers <= 224, build.ptxas_report  # 65536 registers / 288 threads, rounded down to 8
     assert (build.spill_stores, build.spill_loads) == (0, 0), build.ptxas_report
+
+
+@pytest.mark.parametrize("version", ["matmul_v5", "matmul_v6"])
+def test_v5_plus_keeps_one_wgmma_group_in_flight(builds: dict[str, buildcheck.BuildReport], version: str) -> None:
+    ptx = builds[version].ptx
+    assert "wgmma.wait_group.sync.aligned 1;" in ptx  # in the K loop: the previous K-tile's MMA retired
+    assert "wgmma.wait_group.sync.aligned 0;" in ptx  # before the epilogue: all of them
+
+
+def test_v4_waits_for_every_wgmma_group(builds: dict[str, buildcheck.BuildReport]) -> None:
+    assert "wgmma.wait_group.sync.aligned 1;" not in builds["matmul_v4"].ptx
+
+
+def test_v6_is_persistent_with_a_tma_store_epilogue(builds: dict[str, buildcheck.BuildReport]) -> None:
+    source = builds["matmul_v6"].source
+    # One block per SM (132 where no GPU is visible), each looping over tiles with a stride of the grid size.
+    assert "<<<dim3(132, 1, 1), dim3(288, 1, 1)" in source
+    trip_count = r"\(\(\(\w+ - \(int\)blockIdx\.x\) \+ 131\) / 132\)"  # tiles left for this block, stride 132
+    tile_loops = re.findall(rf"for \(int32_t tile_\w* = 0; \(tile_\w* < {trip_count}\)", source)
+    assert len(tile_loops) == 3, tile_loops  # the producer warp and both consumer warp groups
+    ptx = builds["matmul_v6"].ptx
+    # C goes out through shared memory by TMA, in bulk groups that overlap the next tile.
+    assert "cp.async.bulk.tensor.2d.global.shared::cta" in ptx
+    assert "cp.async.bulk.commit_group" in ptx
+    assert "cp.async.bulk.wait_group.read 0" in ptx  # staging buffer reused only once TMA has read it
+    assert "fence.proxy.async.shared::cta" in ptx
+    assert "st.global" not in ptx  # no direct stores of C from registers
+
+
+def test_v4_and_v5_launch_one_block_per_tile(builds: dict[str, buildcheck.BuildReport]) -> None:
+    # 1000 x 1792 with 128 x 256 tiles: 8 x 7 tiles on a 1-D grid.
+    for version in ("matmul_v4", "matmul_v5"):
+        assert "(((m_size + 127) / 128) * 7), 1, 1), dim3(288, 1, 1)" in builds[version].source
 
 
 def _function(source: str, name: str) -> str:
