@@ -79,4 +79,4 @@ def test_fixes_turn_off_past_the_last_buggy_release(version: str, needed: bool) 
 
 def test_apply_reports_both_fixes_active_on_tilus_020() -> None:
     assert tilus_fixes.tilus.__version__ == "0.2.0", "re-check the fixes against this Tilus release"
-    assert tilus_fixes.apply() == {"tma_cta_group": True, "barriers_above_tiles": True}
+    assert tilus_fixes.apply() == {"tma_cta_group": True, "barriers_above_tiles": True, "exact_fast_divmod": True}

@@ -14,23 +14,35 @@ Fix 2, barrier placement: Tilus 0.2.0 allocates the mbarriers last, through the
 ordinary shared-memory allocator, so they can reuse bytes that ``free_shared``
 released while a TMA copy may still be writing them. We place them above the
 high-water mark of every tile instead.
+
+Fix 3, ``fast_divmod``: Tilus 0.2.0 computes the multiplier for division by a
+grid constant as a 33-bit number and truncates it to 32 bits, so for 1407 of
+the divisors 1..4096 (7, 14, 56, 112, 448, 896, ...) the device's
+``mul.hi`` + shift gives a wrong quotient (7 / 7 = 0). We compute
+``m = ceil(2**(31 + l) / b)`` with ``l = ceil(log2 b)`` and shift ``l - 1``:
+it fits in 32 bits and is exact for every dividend below 2**31.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: hidet scripts below need real annotations.
 import functools
 import os
 from collections.abc import Callable
 from typing import Any
 
+from typing import no_type_check
+
 import tilus
 from tilus.backends.contexts import mbarrier_alloc_ctx
 from tilus.backends.emitters.cuda import cp_async_tensor as tma_emitter
+from tilus.hidet.ir.dtypes import uint32, uint64
+from tilus.hidet.ir.primitives.func import call_primitive_func, register_primitive_function
+from tilus.hidet.lang import attrs, script
+from tilus.hidet.transforms import lower_fast_div
 from tilus.target import get_current_target
 
 LAST_BUGGY_RELEASE = (0, 2, 0)
 _TMA_PRIMITIVES = ("cp_async_tensor_global_to_shared", "cp_async_tensor_global_to_cluster_shared")
-_applied: dict[str, bool] = {"tma_cta_group": False, "barriers_above_tiles": False}
+_applied: dict[str, bool] = {"tma_cta_group": False, "barriers_above_tiles": False, "exact_fast_divmod": False}
 
 
 def _release(version: str) -> tuple[int, ...]:
@@ -86,10 +98,41 @@ def _fix_barrier_placement() -> None:
     cls.finalize = finalize
 
 
+def _fix_fast_divmod_magic() -> None:
+    @no_type_check
+    @script
+    def hopper_matmul_fastdiv_magic(b: uint32) -> uint32:
+        attrs.func_kind = "cpu_internal"
+        if (b & (b - uint32(1))) == uint32(0):
+            return uint32(0)  # a power of two: the device shifts instead
+        l: uint32 = 0
+        while (uint64(1) << uint64(l)) < uint64(b):
+            l = l + uint32(1)
+        p: uint64 = uint64(31) + uint64(l)
+        return uint32(((uint64(1) << p) + uint64(b) - uint64(1)) / uint64(b))  # ceil(2**(31+l) / b) < 2**32
+
+    @no_type_check
+    @script
+    def hopper_matmul_fastdiv_shift(b: uint32) -> uint32:
+        attrs.func_kind = "cpu_internal"
+        l: uint32 = 0
+        while (uint64(1) << uint64(l)) < uint64(b):
+            l = l + uint32(1)
+        if (b & (b - uint32(1))) == uint32(0):
+            return l  # log2 b
+        return l - uint32(1)  # (31 + l) - 32: mul.hi already dropped 32 bits
+
+    for func in (hopper_matmul_fastdiv_magic, hopper_matmul_fastdiv_shift):
+        register_primitive_function(name=func.name, func_or_type=func)
+    lower_fast_div.fastdiv_precompute_m = lambda b: call_primitive_func("hopper_matmul_fastdiv_magic", args=[b])
+    lower_fast_div.fastdiv_precompute_s = lambda b: call_primitive_func("hopper_matmul_fastdiv_shift", args=[b])
+
+
 def apply() -> dict[str, bool]:
-    """Apply the fixes the installed Tilus needs; returns which ones are active."""
-    if needed():
+    """Apply the fixes the installed Tilus needs (once per process); returns which ones are active."""
+    if needed() and not all(_applied.values()):
         _fix_tma_cta_group()
         _fix_barrier_placement()
-        _applied.update(tma_cta_group=True, barriers_above_tiles=True)
+        _fix_fast_divmod_magic()
+        _applied.update(tma_cta_group=True, barriers_above_tiles=True, exact_fast_divmod=True)
     return dict(_applied)
