@@ -27,9 +27,7 @@ it fits in 32 bits and is exact for every dividend below 2**31.
 import functools
 import os
 from collections.abc import Callable
-from typing import Any
-
-from typing import no_type_check
+from typing import Any, no_type_check
 
 import tilus
 from tilus.backends.contexts import mbarrier_alloc_ctx
@@ -105,22 +103,22 @@ def _fix_fast_divmod_magic() -> None:
         attrs.func_kind = "cpu_internal"
         if (b & (b - uint32(1))) == uint32(0):
             return uint32(0)  # a power of two: the device shifts instead
-        l: uint32 = 0
-        while (uint64(1) << uint64(l)) < uint64(b):
-            l = l + uint32(1)
-        p: uint64 = uint64(31) + uint64(l)
-        return uint32(((uint64(1) << p) + uint64(b) - uint64(1)) / uint64(b))  # ceil(2**(31+l) / b) < 2**32
+        bits: uint32 = 0
+        while (uint64(1) << uint64(bits)) < uint64(b):
+            bits = bits + uint32(1)
+        p: uint64 = uint64(31) + uint64(bits)
+        return uint32(((uint64(1) << p) + uint64(b) - uint64(1)) / uint64(b))  # ceil(2**(31+bits) / b) < 2**32
 
     @no_type_check
     @script
     def hopper_matmul_fastdiv_shift(b: uint32) -> uint32:
         attrs.func_kind = "cpu_internal"
-        l: uint32 = 0
-        while (uint64(1) << uint64(l)) < uint64(b):
-            l = l + uint32(1)
+        bits: uint32 = 0
+        while (uint64(1) << uint64(bits)) < uint64(b):
+            bits = bits + uint32(1)
         if (b & (b - uint32(1))) == uint32(0):
-            return l  # log2 b
-        return l - uint32(1)  # (31 + l) - 32: mul.hi already dropped 32 bits
+            return bits  # log2 b
+        return bits - uint32(1)  # (31 + bits) - 32: mul.hi already dropped 32 bits
 
     for func in (hopper_matmul_fastdiv_magic, hopper_matmul_fastdiv_shift):
         register_primitive_function(name=func.name, func_or_type=func)
