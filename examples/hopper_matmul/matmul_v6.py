@@ -91,9 +91,10 @@ class MatmulV6(tilus.Script):
                     )
                     self.tma.global_to_shared(src=gb, dst=sb[stage], offsets=[offset_n, offset_k], mbarrier=full)
 
+        # TMA addresses global rows in 16-byte steps: with N % 8 != 0, C's rows are stored from registers.
         # Consumer warp groups: the same code, each on its own rows.
-        self.consumer(0, pipe, raster, sa, sb, sc, gc, k_size)
-        self.consumer(1, pipe, raster, sa, sb, sc, gc, k_size)
+        self.consumer(0, pipe, raster, sa, sb, sc, gc, k_size, n_size % 8 == 0)
+        self.consumer(1, pipe, raster, sa, sb, sc, gc, k_size, n_size % 8 == 0)
 
     def consumer(
         self,
@@ -105,6 +106,7 @@ class MatmulV6(tilus.Script):
         sc: SharedTensor,
         gc: GlobalTensor,
         k_size: int,
+        tma_store: bool,
     ):
         with self.thread_group(thread_begin=group * 128, num_threads=128):
             for tile in range(self.blockIdx.x, raster.num_tiles, self.gridDim.x):
@@ -125,18 +127,21 @@ class MatmulV6(tilus.Script):
                 self.wgmma.wait_group(0)
                 pipe.consumer_release()
 
-                # Epilogue: the previous tile's TMA store must have finished reading the staging buffer...
-                with self.thread_group(thread_begin=0, num_threads=32):
-                    self.tma.wait_group(0, read=True)
-                self.sync()  # ...before any thread of the group overwrites it
-                self.store_shared(sc[group], self.cast(acc, dtype=float16))
-                self.fence.proxy_async(space="shared")  # make the generic-proxy writes visible to TMA
-                self.sync()  # every row is in the buffer
-                # One warp hands the buffer to TMA and the group returns to MMAs; the store drains meanwhile.
-                with self.thread_group(thread_begin=0, num_threads=32):
-                    offsets = [self.block_m * tile_m + group * self.group_m, self.block_n * tile_n]
-                    self.tma.shared_to_global(sc[group], gc, offsets=offsets)
-                    self.tma.commit_group()
+                offsets = [self.block_m * tile_m + group * self.group_m, self.block_n * tile_n]
+                if not tma_store:
+                    self.store_global(gc, self.cast(acc, dtype=float16), offsets=offsets)
+                else:
+                    # Epilogue: the previous tile's TMA store must have finished reading the staging buffer...
+                    with self.thread_group(thread_begin=0, num_threads=32):
+                        self.tma.wait_group(0, read=True)
+                    self.sync()  # ...before any thread of the group overwrites it
+                    self.store_shared(sc[group], self.cast(acc, dtype=float16))
+                    self.fence.proxy_async(space="shared")  # make the generic-proxy writes visible to TMA
+                    self.sync()  # every row is in the buffer
+                    # One warp hands the buffer to TMA and the group returns to MMAs; the store drains meanwhile.
+                    with self.thread_group(thread_begin=0, num_threads=32):
+                        self.tma.shared_to_global(sc[group], gc, offsets=offsets)
+                        self.tma.commit_group()
             # The block may not exit while TMA still reads its shared memory.
             with self.thread_group(thread_begin=0, num_threads=32):
                 self.tma.wait_group(0)
