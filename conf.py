@@ -18,6 +18,7 @@ copyright = "2026, " + author
 
 extensions = [
     "sphinx.ext.mathjax",
+    "sphinx-mathjax-offline",  # serves MathJax from _static: the site needs no network to show formulas
     "sphinx_copybutton",
     "sphinx_gallery.gen_gallery",
     "matplotlib.sphinxext.plot_directive",

@@ -7,7 +7,7 @@ import json
 import re
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,14 +22,20 @@ SMALL_SHAPE = (256, 512, 128)
 
 
 @pytest.fixture
-def kernel_dir(tmp_path: Path) -> Path:
+def kernel_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A directory laid out like examples/hopper_matmul, with fake kernel files that import nothing."""
     directory = tmp_path / "kernels"
     directory.mkdir()
     (directory / "common.py").write_text(f"BENCH_SHAPE = {SMALL_SHAPE}\n")
     for n in (0, 4, 7):
         (directory / f"matmul_v{n}.py").write_text(f"# V{n}: fake technique {n}\n\nclass MatmulV{n}:\n    pass\n")
-    return directory
+    monkeypatch.setattr(sys, "path", list(sys.path))  # load_kernel_class prepends the directory it loads from
+    real = {name: module for name, module in sys.modules.items() if name == "common" or name.startswith("matmul_v")}
+    yield directory
+    # The fakes must not stand in for the real kernels in later tests of this session.
+    for name in [n for n, m in sys.modules.items() if str(getattr(m, "__file__", "")).startswith(str(directory))]:
+        del sys.modules[name]
+    sys.modules.update(real)
 
 
 @pytest.fixture
