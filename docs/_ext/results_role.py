@@ -5,8 +5,16 @@ Role::
     :result:`v3.tflops`                  -> "601 TFLOPS"
     :result:`v3.fraction_of_cublas`      -> "80%"      (:x gives "0.80x", :num the bare number)
     :result:`v3.speedup`                 -> "1.10x"    (against the previous version)
+    :result:`v3.fraction_of_cublas_entry` -> "82%"     (against the separate cublas entry, not the same processes)
     :result:`v3.config`                  -> block_m=128, block_n=128, block_k=64
     :result:`gpu.name`, :result:`problem.shape`, :result:`software.tilus`, :result:`method.repeats`
+    :result:`cublas.same_process_min_tflops`  -> slowest cuBLAS of the versions' own processes (also _max_tflops,
+                                             _min_ms, _max_ms); :result:`cublas.same_process_spread` -> "9%"
+
+cuBLAS appears twice in the file: every version's entry holds the cuBLAS latency
+timed in that version's own processes (``cublas_latency_ms``, behind "% of cuBLAS"),
+and the ``cublas`` entry is cuBLAS timed on its own in fresh processes (the charts'
+dashed line). The ``same_process_*`` values summarise the first kind.
 
 Directives::
 
@@ -43,7 +51,15 @@ NOT_MEASURED = chartlib.NOT_MEASURED
 NOT_RECORDED = "not recorded"
 ENTRY_NAMES = (*chartlib.VERSIONS, "cublas")
 SECTIONS = ("gpu", "software", "method", "problem")
-DERIVED = ("speedup", "fraction_of_peak", "cublas_tflops")
+DERIVED = ("speedup", "fraction_of_peak", "cublas_tflops", "fraction_of_cublas_entry")
+# Over the versions' own-process cuBLAS timings (cublas_latency_ms of v0..v6), not the cublas entry.
+SAME_PROCESS = (
+    "same_process_min_ms",
+    "same_process_max_ms",
+    "same_process_min_tflops",
+    "same_process_max_tflops",
+    "same_process_spread",
+)
 COUNTER_LABELS = {
     "tensor_pipe_pct": "Tensor pipe utilisation (ncu)",
     "dram_throughput_pct": "DRAM throughput, share of peak (ncu)",
@@ -65,6 +81,8 @@ def lookup(data: dict[str, Any] | None, path: str) -> Any:
         raise ValueError(f"unknown result {path!r}: start with one of {', '.join(ENTRY_NAMES + SECTIONS)}")
     if data is None:
         raise Missing(path)
+    if head == "cublas" and len(parts) == 2 and parts[1] in SAME_PROCESS:
+        return _same_process_cublas(data, parts[1])
     if head in ENTRY_NAMES:
         node: Any = data["entries"].get(head)
         if node is None:
@@ -99,8 +117,29 @@ def _derived(data: dict[str, Any], name: str, what: str) -> float:
         if not peak:
             raise Missing(f"{name}.fraction_of_peak")
         return e["tflops"] / peak
+    if what == "fraction_of_cublas_entry":  # against the separate cublas entry (the charts' dashed line)
+        cublas = data["entries"].get("cublas")
+        if cublas is None or name == "cublas":
+            raise Missing(f"{name}.fraction_of_cublas_entry")
+        return e["tflops"] / cublas["tflops"]
     p = data["problem"]  # cublas_tflops: cuBLAS timed in the same processes as this entry
     return 2.0 * p["m"] * p["n"] * p["k"] / (e["cublas_latency_ms"] * 1e-3) / 1e12
+
+
+def _same_process_cublas(data: dict[str, Any], what: str) -> float:
+    """Range of the cuBLAS latencies timed inside the versions' own processes (one per version entry)."""
+    times = [e["cublas_latency_ms"] for n, e in data["entries"].items() if n != "cublas" and e.get("cublas_latency_ms")]
+    if not times:
+        raise Missing(f"cublas.{what}")
+    p = data["problem"]
+    flop = 2.0 * p["m"] * p["n"] * p["k"]
+    return {
+        "same_process_min_ms": min(times),
+        "same_process_max_ms": max(times),
+        "same_process_min_tflops": flop / (max(times) * 1e-3) / 1e12,  # the slowest cuBLAS
+        "same_process_max_tflops": flop / (min(times) * 1e-3) / 1e12,  # the fastest cuBLAS
+        "same_process_spread": max(times) / min(times) - 1.0,
+    }[what]
 
 
 def _unit(path: str) -> str:
@@ -109,7 +148,7 @@ def _unit(path: str) -> str:
         return "tflops"
     if last.endswith("_ms"):
         return "ms"
-    if last.startswith("fraction_of"):
+    if last.startswith("fraction_of") or last.endswith("_spread"):
         return "fraction"
     if last == "speedup":
         return "x"
@@ -187,6 +226,11 @@ def numbers_held(data: dict[str, Any] | None) -> list[float]:
                 found.append(_derived(data, name, what))
             except (Missing, ValueError, KeyError, ZeroDivisionError):
                 pass
+    for what in SAME_PROCESS:
+        try:
+            found.append(_same_process_cublas(data, what))
+        except Missing:
+            pass
     found += [100 * v for v in list(found) if abs(v) <= 10]
     return found
 
@@ -305,7 +349,9 @@ class ResultsLadder(SphinxDirective):
                 " at ",
                 _text(render(data, "problem.shape")),
                 f" ({data['problem']['dtype']} inputs, {data['problem']['accumulate']} accumulation), "
-                f"{data['method']['statistic']}; cuBLAS was timed in the same processes. ",
+                f"{data['method']['statistic']}. Each version's \u201c% of cuBLAS\u201d compares it with cuBLAS timed "
+                "in that version's own processes; the cuBLAS row is cuBLAS's own entry, timed in separate fresh "
+                "processes in the same session. ",
                 "Dates: ",
                 _text(chartlib.dates(data)),
                 ".",
@@ -348,6 +394,9 @@ class ResultsPerformance(SphinxDirective):
             r(f"{name}.cublas_tflops"),
             " in the same processes.",
         ]
+        if chartlib.entry(data, "cublas") is not None:
+            parts += [" The chart's dashed line is the separate cuBLAS entry (", r("cublas.tflops"),
+                      ", timed in its own processes).",]  # fmt: skip
         if name != "v0":
             previous = f"v{int(name[1]) - 1}"
             if chartlib.entry(data, previous) is None:
@@ -373,7 +422,7 @@ class ResultsPerformance(SphinxDirective):
             ["Throughput", r(f"{name}.tflops")],
             ["Median latency", r(f"{name}.latency_ms")],
             ["Per-process medians", r(f"{name}.process_latencies_ms")],
-            ["cuBLAS in the same run", r(f"{name}.cublas_tflops")],
+            ["cuBLAS in this version's processes", r(f"{name}.cublas_tflops")],
             ["Fraction of cuBLAS", r(f"{name}.fraction_of_cublas")],
             ["Fraction of the published dense FP16 peak", r(f"{name}.fraction_of_peak")],
             ["Tuned configuration", nodes.literal(text=render(data, f"{name}.config"))],
