@@ -176,9 +176,11 @@ def sweep_caption(data: dict[str, Any] | None) -> str:
     gpu, p, m = data["gpu"], data["problem"], data["method"]
     found = sorted({str(row["date"]) for row in data["sweep"] if row.get("date")})
     when = found[0] if len(found) == 1 else f"{found[0]} to {found[-1]}" if found else "date not recorded"
+    # The sweep is timed differently from the ladder (one process per implementation, not three).
+    statistic = m.get("sweep_statistic") or "statistic not recorded"
     return (
         f"{gpu['name']}, {p['dtype']} inputs, {p['accumulate']} accumulation, each shape M\u00d7N\u00d7K. "
-        f"{m['timer']}, {m['statistic']}. Measured {when}."
+        f"{m['timer']}, {statistic}. Measured {when}."
     )
 
 

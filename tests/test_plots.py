@@ -85,6 +85,7 @@ def fixture_results(versions: tuple[str, ...] = ("v0", "v1", "v2", "v3"), sweep:
             "processes": 3,
             "statistic": "median over 3 fresh processes of the per-process median",
             "l2_flush": "256 MiB memset before each timed call",
+            "sweep_statistic": "median of one fresh process per implementation",
         },
         "problem": {"m": 8192, "n": 8192, "k": 8192, "dtype": "float16", "accumulate": "float32"},
         "entries": entries,
@@ -268,3 +269,12 @@ def test_chart_title_numbers_come_from_the_file() -> None:
     data["entries"]["v1"]["fraction_of_cublas"] = 0.5
     fig = chartlib.version_chart("v1", data)
     assert fig.axes[0].get_title(loc="left") == "V1: 432 TFLOPS, 50% of cuBLAS"
+
+
+def test_sweep_caption_states_the_sweeps_own_statistic_not_the_ladders() -> None:
+    data = fixture_results()
+    caption = chartlib.sweep_caption(data)
+    assert "median of one fresh process per implementation" in caption
+    assert data["method"]["statistic"] not in caption
+    del data["method"]["sweep_statistic"]
+    assert "statistic not recorded" in chartlib.sweep_caption(data)
