@@ -80,6 +80,7 @@ def test_unknown_version_exits_2_naming_it_and_the_versions_that_exist(
         (["--versions", ","], "--versions needs at least one version"),
         (["--versions", "v0,v0"], "names a version twice"),
         (["--sweep-impls", "v0,triton"], "unknown sweep implementation 'triton'"),
+        (["--sweep-shapes", "1024x1024"], "argument --sweep-shapes: bad shape '1024x1024': expected MxNxK"),
         (["--frobnicate"], "unrecognized arguments: --frobnicate"),
     ],
 )
@@ -159,6 +160,12 @@ def test_no_selection_runs_every_version_cublas_and_the_sweep(kernel_dir: Path) 
     assert plan.sweep_impls == ("v4", benchmark.CUBLAS, benchmark.TORCH_COMPILE)  # v5, v6 do not exist here
     assert plan.shape == SMALL_SHAPE
     assert plan.processes == 3
+
+
+def test_sweep_shapes_narrow_the_sweep_to_the_shapes_named(kernel_dir: Path) -> None:
+    plan = plan_for(["--sweep-impls", "cublas", "--sweep-shapes", "1024x2048x512,8192x4096x4096"], kernel_dir)
+    assert plan.sweep_shapes == ((1024, 2048, 512), (8192, 4096, 4096))
+    assert plan_for(["--sweep-impls", "cublas"], kernel_dir).sweep_shapes == benchmark.SWEEP_SHAPES
 
 
 def test_a_selection_runs_only_what_it_names(kernel_dir: Path) -> None:

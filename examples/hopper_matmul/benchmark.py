@@ -233,6 +233,13 @@ def _non_negative_int(text: str) -> int:
     return value
 
 
+def _shape_list(text: str) -> tuple[Shape, ...]:
+    try:
+        return tuple(parse_shapes(text))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="benchmark.py",
@@ -246,6 +253,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--sweep-impls",
         help=f"comma-separated sweep implementations (implies --sweep); default: those of "
         f"{', '.join(SWEEP_VERSIONS)} that exist, {CUBLAS}, {TORCH_COMPILE}",
+    )
+    parser.add_argument(
+        "--sweep-shapes",
+        type=_shape_list,
+        help="comma-separated MxNxK shapes to sweep (default: all of the summary chart's shapes)",
     )
     parser.add_argument("--processes", type=_positive_int, default=DEFAULT_PROCESSES, help="fresh processes per entry")
     parser.add_argument("--repeats", type=_positive_int, default=DEFAULT_REPEATS, help="timed calls per process")
@@ -320,7 +332,7 @@ def make_plan(args: argparse.Namespace) -> Plan:
         versions=tuple(versions),
         cublas=args.cublas or not selected,
         sweep_impls=tuple(sweep_impls),
-        sweep_shapes=SWEEP_SHAPES,
+        sweep_shapes=args.sweep_shapes or SWEEP_SHAPES,
         shape=shape,
         processes=args.processes,
         repeats=args.repeats,

@@ -10,6 +10,7 @@
 #   then goes back to MMAs at once; the store drains while the next tile is
 #   computed. The buffer is refilled only once TMA has finished reading it.
 # - The staging buffer (64 KB) takes the shared memory of a fourth stage: 3 stages.
+# - Swizzle groups of 16 tile rows, fixed: the step after the persistent loop that measurably helped.
 
 import tilus
 import torch
@@ -42,8 +43,9 @@ NUM_SMS = sm_count()
 @tilus.autotune("block_k", [64])
 # 3 stages of 48 KB plus the 64 KB staging buffer for C fill the 227 KB of shared memory.
 @tilus.autotune("num_stages", [3])
-# Tile rows per swizzle group; 1 is plain row-major order.
-@tilus.autotune("swizzle_size", [1, 8])
+# Tile rows per swizzle group. Measured under sustained load, 16 beat plain row-major order (1) by about 5%
+# of cuBLAS: fewer panels cross HBM per wave. The autotuner's short timings had preferred 1, so it is fixed.
+@tilus.autotune("swizzle_size", [16])
 class MatmulV6(tilus.Script):
     def __init__(self, block_m: int, block_n: int, block_k: int, num_stages: int, swizzle_size: int):
         super().__init__()
