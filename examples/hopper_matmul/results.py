@@ -204,6 +204,24 @@ def _validate_sweep_row(index: int, row: Any) -> None:
         raise _fail(f"{field}.tflops", "does not match latency_ms and the shape", row["tflops"])
 
 
+def _validate_step(index: int, row: Any) -> None:
+    field = f"steps[{index}]"
+    row = _dict(row, field)
+    for key in ("impl", "name", "change", "round"):
+        _string(row, key, field)
+    _integer(row, "rounds", field)
+    _number(row, "tflops", field)
+    _number(row, "fraction_of_cublas", field)
+    low_high = _get(row, "fraction_range", field)
+    if not (isinstance(low_high, list) and len(low_high) == 2 and all(isinstance(x, (int, float)) for x in low_high)):
+        raise _fail(f"{field}.fraction_range", "must be [lowest, highest]", low_high)
+    if not low_high[0] <= row["fraction_of_cublas"] <= low_high[1]:
+        raise _fail(f"{field}.fraction_of_cublas", "lies outside its own fraction_range", row["fraction_of_cublas"])
+    if not isinstance(_get(row, "kept", field), bool):
+        raise _fail(f"{field}.kept", "must be true or false", row["kept"])
+    _date(row, "date", field)
+
+
 def validate(data: dict[str, Any]) -> None:
     """Check a results dict against the schema; ResultsError names the first bad field."""
     data = _dict(data, "(top level)")
@@ -239,6 +257,15 @@ def validate(data: dict[str, Any]) -> None:
         if key in keys:
             raise _fail(f"sweep[{index}]", "repeats an (impl, m, n, k) that an earlier row has", key)
         keys.add(key)
+    steps = data.get("steps", [])  # optional: the attempts after a version, kept or not (experiments/steps.py)
+    if not isinstance(steps, list):
+        raise _fail("steps", "must be a list (possibly empty)", steps)
+    names = set()
+    for index, row in enumerate(steps):
+        _validate_step(index, row)
+        if (row["round"], row["name"]) in names:
+            raise _fail(f"steps[{index}]", "repeats a (round, name) that an earlier row has", row["name"])
+        names.add((row["round"], row["name"]))
 
 
 # --- combining and writing ----------------------------------------------------------------------
@@ -273,6 +300,8 @@ def merge(existing: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any
     rows = [copy.deepcopy(new_rows.pop(_sweep_key(row), row)) for row in existing.get("sweep", [])]
     rows += [copy.deepcopy(row) for row in new_rows.values()]
     merged["sweep"] = rows
+    if "steps" not in new and "steps" in existing:  # a benchmark run does not measure steps; keep them
+        merged["steps"] = copy.deepcopy(existing["steps"])
     return merged
 
 

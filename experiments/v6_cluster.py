@@ -1,0 +1,200 @@
+# Experiment (not a chapter version): V6 with clusters of two blocks and TMA multicast of the B tile.
+# The two blocks of a cluster take vertically adjacent tiles (same B columns); each loads half of the
+# 256-row B tile and multicasts it into both blocks' shared memory. A stage may only be refilled once the
+# consumers of BOTH blocks have released it, so every consumer warp group arrives on the empty barrier of
+# both blocks (a remote arrive through mapa). Measured far slower than V6: see the V6 chapter.
+
+import sys
+from pathlib import Path
+
+import tilus
+import torch
+from tilus import GlobalTensor, SharedTensor, float16, float32, int32
+from tilus.utils import cdiv
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples" / "hopper_matmul"))
+
+import common  # noqa: E402
+from pipeline import Pipeline  # noqa: E402
+from raster import TileRaster  # noqa: E402
+
+
+# Empty barriers count the consumer warp groups of both blocks; each group releases a stage in both.
+class ClusterPipeline(Pipeline):
+    def __init__(self, num_stages: int, num_consumers: int):
+        super().__init__(num_stages, num_consumers * 2)
+
+    def consumer_release(self):
+        with self.single_thread():
+            # Tilus 0.2.0 has no remote plain arrive; an arrive that expects 0 bytes is one.
+            empty = self.empty[self.release_stage]
+            self.mbarrier.arrive_and_expect_tx_remote(empty, transaction_bytes=0, target_rank=0)
+            self.mbarrier.arrive_and_expect_tx_remote(empty, transaction_bytes=0, target_rank=1)
+        self.release_stage = self.release_stage + 1
+        if self.release_stage == self.num_stages:
+            self.release_stage = 0
+
+
+CONSUMERS = 2  # consumer warp groups: threads [0, 256)
+PRODUCER = CONSUMERS * 128  # first thread of the producer warp: threads [256, 288)
+H100_SMS = 132  # H100 SXM and H200; the CPU build check has no GPU to ask
+
+
+def sm_count() -> int:
+    """Streaming multiprocessors of the current GPU: the persistent grid size."""
+    if torch.cuda.is_available():
+        return torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
+    return H100_SMS
+
+
+# Asked once, here: Tilus builds configurations in forked workers, which must not touch CUDA.
+NUM_SMS = sm_count()
+
+
+# Output tile per block; each consumer warp group takes block_m / 2 rows.
+@tilus.autotune("block_m, block_n", [[128, 256], [256, 128]])
+# 64 fp16 = 128-byte rows: TMA's widest swizzle, so shared-memory reads avoid bank conflicts.
+@tilus.autotune("block_k", [64])
+# 3 stages of 48 KB plus the 64 KB staging buffer for C fill the 227 KB of shared memory.
+@tilus.autotune("num_stages", [3])
+# Tile rows per swizzle group; 1 is plain row-major order.
+@tilus.autotune("swizzle_size", [1, 8])
+@tilus.autotune("epilogue", ["rows"])
+class MatmulV6Cluster(tilus.Script):
+    def __init__(self, block_m: int, block_n: int, block_k: int, num_stages: int, swizzle_size: int, epilogue: str):
+        super().__init__()
+        self.epilogue = epilogue
+        self.block_m, self.block_n, self.block_k = block_m, block_n, block_k
+        self.num_stages, self.swizzle_size = num_stages, swizzle_size
+        self.group_m = block_m // CONSUMERS  # rows of the tile per consumer warp group
+        self.num_sms = NUM_SMS
+
+    def __call__(self, m_size: int32, n_size: int, k_size: int, a_ptr: ~float16, b_ptr: ~float16, c_ptr: ~float16):
+        bm, bn, bk, gm = self.block_m, self.block_n, self.block_k, self.group_m
+        # One block per SM, each looping over tiles; blocks left without a tile just exit.
+        self.attrs.blocks = self.num_sms
+        # Warps 0-7: two consumer warp groups; warp 8: the producer.
+        self.attrs.warps = CONSUMERS * 4 + 1
+        self.attrs.cluster_blocks = 2
+        raster = TileRaster(cdiv(cdiv(m_size, bm), 2), cdiv(n_size, bn), self.swizzle_size)
+        rank: int32 = self.blockIdx.x % 2
+
+        # The shapes give TMA its bounds: reads past M, N or K come back as zeros, writes are clipped.
+        ga = self.global_view(a_ptr, dtype=float16, shape=[m_size, k_size])
+        gb = self.global_view(b_ptr, dtype=float16, shape=[n_size, k_size])
+        gc = self.global_view(c_ptr, dtype=float16, shape=[m_size, n_size])
+        # Per stage: one A slab per consumer warp group, one B tile for both.
+        sa = self.shared_tensor(dtype=float16, shape=[self.num_stages, CONSUMERS, gm, bk])
+        sb = self.shared_tensor(dtype=float16, shape=[self.num_stages, 2, bn // 2, bk])
+        # Staging buffer for C: each consumer warp group's rows, on their way to TMA. Plain rows, so that
+        # one TMA box (up to 256 x 256 elements) covers a group's group_m x block_n rows.
+        if self.epilogue == "registers":
+            sc = self.shared_tensor(dtype=float16, shape=[CONSUMERS, 8, 64])
+        elif self.epilogue == "rows":
+            sc = self.shared_tensor(dtype=float16, shape=[CONSUMERS, gm, bn])
+            self.annotate_layout(sc, self.cuda.shared_layout([CONSUMERS, gm, bn]))
+        else:
+            sc = self.shared_tensor(dtype=float16, shape=[CONSUMERS, bn // 64, gm, 64])
+        # Full/empty barriers per stage; stage indices and phases carry on from one tile to the next.
+        pipe = ClusterPipeline(self.num_stages, num_consumers=CONSUMERS)
+        self.cluster.sync()
+
+        # Producer warp: walks the same tiles, running up to num_stages K-tiles ahead, across tile boundaries.
+        with self.thread_group(thread_begin=PRODUCER, num_threads=32):
+            for tile in range(self.blockIdx.x // 2, raster.num_tiles, self.gridDim.x // 2):
+                pair_m, tile_n = raster.tile_of(tile)
+                tile_m = pair_m * 2 + rank
+                offset_m: int32 = bm * tile_m
+                offset_n: int32 = bn * tile_n
+                for offset_k in range(0, k_size, bk):
+                    # Wait for a free stage and arm its full barrier with the bytes TMA will bring.
+                    stage = pipe.producer_acquire(transaction_bytes=sa[0].nbytes + sb[0].nbytes)
+                    # Two A slabs and the shared B tile; TMA completes full[stage] when all three have landed.
+                    full = pipe.full[stage]
+                    self.tma.global_to_shared(src=ga, dst=sa[stage, 0], offsets=[offset_m, offset_k], mbarrier=full)
+                    self.tma.global_to_shared(
+                        src=ga, dst=sa[stage, 1], offsets=[offset_m + gm, offset_k], mbarrier=full
+                    )
+                    self.tma.global_to_shared(
+                        src=gb,
+                        dst=sb[stage, rank],
+                        offsets=[offset_n + rank * (bn // 2), offset_k],
+                        mbarrier=full,
+                        multicast_mask=3,
+                    )
+
+        # TMA addresses global rows in 16-byte steps: with N % 8 != 0, C's rows are stored from registers.
+        # Consumer warp groups: the same code, each on its own rows.
+        self.consumer(0, pipe, raster, rank, sa, sb, sc, gc, k_size, n_size % 8 == 0 and self.epilogue != "registers")
+        self.consumer(1, pipe, raster, rank, sa, sb, sc, gc, k_size, n_size % 8 == 0 and self.epilogue != "registers")
+        self.cluster.sync()
+
+    def consumer(
+        self,
+        group: int,
+        pipe: Pipeline,
+        raster: TileRaster,
+        rank: int32,
+        sa: SharedTensor,
+        sb: SharedTensor,
+        sc: SharedTensor,
+        gc: GlobalTensor,
+        k_size: int,
+        tma_store: bool,
+    ):
+        with self.thread_group(thread_begin=group * 128, num_threads=128):
+            for tile in range(self.blockIdx.x // 2, raster.num_tiles, self.gridDim.x // 2):
+                pair_m, tile_n = raster.tile_of(tile)
+                tile_m = pair_m * 2 + rank
+                # This group's fp32 accumulator (group_m x block_n), zeroed for every tile.
+                acc = self.register_tensor(dtype=float32, shape=[self.group_m, self.block_n], init=0.0)
+                for k_tile in range(cdiv(k_size, self.block_k)):
+                    # Wait only for this stage's bytes; the producer keeps loading later stages meanwhile.
+                    stage = pipe.consumer_acquire()
+                    self.wgmma.fence()  # earlier writes to acc must be visible to the async MMA
+                    # The two halves of B (one from each block) form one block_n x block_k tile.
+                    b_tile = self.reshape_shared(sb[stage], [self.block_n, self.block_k])
+                    self.wgmma.mma(sa[stage, group], b_tile.transpose(), acc)  # own A slab x shared B tile
+                    self.wgmma.commit_group()
+                    # Keep this K-tile's MMA in flight; only the previous K-tile's must have retired...
+                    self.wgmma.wait_group(1)
+                    if k_tile > 0:
+                        pipe.consumer_release()  # ...so its stage (the oldest held) goes back to the producer
+                # Drain the last MMA before reading acc, and release its stage.
+                self.wgmma.wait_group(0)
+                pipe.consumer_release()
+
+                offsets = [self.block_m * tile_m + group * self.group_m, self.block_n * tile_n]
+                if not tma_store:
+                    self.store_global(gc, self.cast(acc, dtype=float16), offsets=offsets)
+                else:
+                    # Epilogue: the previous tile's TMA store must have finished reading the staging buffer...
+                    with self.thread_group(thread_begin=0, num_threads=32):
+                        self.tma.wait_group(0, read=True)
+                    self.sync()  # ...before any thread of the group overwrites it
+                    if self.epilogue == "rows":
+                        self.store_shared(sc[group], self.cast(acc, dtype=float16))
+                    else:
+                        scv = self.reshape_shared(sc.permute([0, 2, 1, 3]), [CONSUMERS, self.group_m, self.block_n])
+                        self.store_shared(scv[group], self.cast(acc, dtype=float16))
+                    self.fence.proxy_async(space="shared")  # make the generic-proxy writes visible to TMA
+                    self.sync()  # every row is in the buffer
+                    # One warp hands the buffer to TMA and the group returns to MMAs; the store drains meanwhile.
+                    with self.thread_group(thread_begin=0, num_threads=32):
+                        if self.epilogue == "rows":
+                            self.tma.shared_to_global(sc[group], gc, offsets=offsets)
+                        else:
+                            for j in range(self.block_n // 64):
+                                self.tma.shared_to_global(sc[group, j], gc, offsets=[offsets[0], offsets[1] + j * 64])
+                        self.tma.commit_group()
+            # The block may not exit while TMA still reads its shared memory.
+            with self.thread_group(thread_begin=0, num_threads=32):
+                self.tma.wait_group(0)
+
+
+def main() -> None:
+    common.run_main(MatmulV6Cluster(), "v6_cluster: an experiment on V6")
+
+
+if __name__ == "__main__":
+    main()
