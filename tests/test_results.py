@@ -363,3 +363,35 @@ COMMITTED = sorted(results.results_dir().glob("*.json"))
 def test_committed_results_file_follows_the_schema_and_is_named_after_its_gpu(path: Path) -> None:
     data = results.load(path)
     assert path.name == f"{results.slug(data['gpu']['name'])}.json"
+
+
+def make_step(name: str, fraction: float = 0.95, kept: bool = False) -> dict[str, Any]:
+    return dict(impl="v6", name=name, change="a change", round="round 1", rounds=15, config={}, tflops=650.0,
+                fraction_of_cublas=fraction, fraction_range=[fraction - 0.05, fraction + 0.05], kept=kept,
+                date="2026-11-30")  # fmt: skip
+
+
+def test_steps_are_optional_and_validated_row_by_row() -> None:
+    data = make_data()
+    results.validate(data)  # no "steps" key at all
+    data["steps"] = [make_step("v6-a"), make_step("v6-b", kept=True)]
+    results.validate(data)
+    data["steps"][1]["fraction_range"] = [0.99, 1.0]
+    with pytest.raises(results.ResultsError, match=r"steps\[1\]\.fraction_of_cublas.*outside"):
+        results.validate(data)
+    data["steps"][1] = make_step("v6-a")
+    with pytest.raises(results.ResultsError, match=r"steps\[1\].*repeats"):
+        results.validate(data)
+    data["steps"][1] = {**make_step("v6-b"), "kept": "yes"}
+    with pytest.raises(results.ResultsError, match=r"steps\[1\]\.kept"):
+        results.validate(data)
+
+
+def test_a_benchmark_run_merged_into_a_file_keeps_its_recorded_steps() -> None:
+    existing = make_data()
+    existing["steps"] = [make_step("v6-a")]
+    merged = results.merge(existing, make_data())
+    assert merged["steps"] == existing["steps"]
+    newer = make_data()
+    newer["steps"] = [make_step("v6-z")]
+    assert [s["name"] for s in results.merge(existing, newer)["steps"]] == ["v6-z"]

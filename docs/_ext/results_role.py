@@ -21,6 +21,7 @@ Directives::
     .. results-ladder::                  the V0-V6 table: technique, TFLOPS, ms, % of cuBLAS
     .. results-performance:: v3          one version: numbers, tuned config, counters, provenance
     .. results-provenance::              hardware, software and method of the whole file
+    .. results-steps:: v6                the attempts recorded after a version (experiments/steps.py)
     .. results-chart:: plot_v3.py        the chart (plot directive) with a caption from the file
        :requires: v3                     ... or the plain words "not measured yet" (no placeholder)
 
@@ -499,6 +500,47 @@ def _escape(text: str) -> str:
     return text
 
 
+class ResultsSteps(SphinxDirective):
+    """The attempts recorded after one version, kept or not, round by round."""
+
+    required_arguments = 1
+
+    def run(self) -> list[nodes.Node]:
+        data = _data(self.env)
+        impl = self.arguments[0].lower()
+        steps = [row for row in (data or {}).get("steps", []) if row["impl"] == impl]
+        if not steps:
+            return [_para("No attempts after ", impl.upper(), " are recorded yet: ", _text(NOT_MEASURED), ".")]
+        rows: list[list[str | nodes.Node]] = []
+        for row in steps:
+            low, high = row["fraction_range"]
+            rows.append([
+                nodes.literal(row["name"], row["name"]),
+                row["change"],
+                row["round"],
+                _text(f"{row['tflops']:.0f}"),
+                _text(f"{row['fraction_of_cublas']:.1%}"),
+                _text(f"{low:.0%}\u2013{high:.0%}"),
+                "kept" if row["kept"] else "no",
+            ])  # fmt: skip
+        header = ["Variant", "What changed", "Run", "TFLOPS", "\u00d7 cuBLAS", "Range", "In V6"]
+        table = _table(header, rows, [16, 36, 8, 9, 10, 11, 7], "steps")
+        rounds = sorted({row["round"] for row in steps})
+        counts = ", ".join(f"{r}: {next(x['rounds'] for x in steps if x['round'] == r)} rounds" for r in rounds)
+        note = _para(
+            "Each run timed its variants in one process at ",
+            _text(render(data, "problem.shape")),
+            ", every variant between two cuBLAS timings in each round and in a shuffled order (",
+            counts,
+            "; dates: ",
+            _text(", ".join(sorted({row["date"] for row in steps}))),
+            "). \u201c\u00d7 cuBLAS\u201d is the median over rounds of cuBLAS's time that round over the "
+            "variant's; the range is the lowest and highest round. Compare rows within a run: the GPU's clocks "
+            "differ between runs, and these are not the benchmark's fresh-process medians.",
+        )
+        return [note, table]
+
+
 class ResultsChart(SphinxDirective):
     """A chart from plots/ through the plot directive, captioned from the file; or plain words when unmeasured."""
 
@@ -544,5 +586,6 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("results-ladder", ResultsLadder)
     app.add_directive("results-performance", ResultsPerformance)
     app.add_directive("results-provenance", ResultsProvenance)
+    app.add_directive("results-steps", ResultsSteps)
     app.add_directive("results-chart", ResultsChart)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 1}
