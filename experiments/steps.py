@@ -73,9 +73,10 @@ KEPT = "v6-rows-sw16"
 
 
 def make(name: str) -> Any:
+    import common
+
     module, cls, config, _ = VARIANTS[name]
-    base = getattr(importlib.import_module(module), cls)
-    return type(base.__name__, (base,), {"debug_schedule": dict(config)})()
+    return common.pinned(getattr(importlib.import_module(module), cls), config)()
 
 
 def build(name: str) -> None:

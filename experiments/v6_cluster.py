@@ -8,11 +8,12 @@ import sys
 from pathlib import Path
 
 import tilus
-import torch
 from tilus import GlobalTensor, SharedTensor, float16, float32, int32
 from tilus.utils import cdiv
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples" / "hopper_matmul"))
+
+from matmul_v6 import CONSUMERS, NUM_SMS, PRODUCER  # noqa: E402  (V6's warp roles and grid)
 
 import common  # noqa: E402
 from pipeline import Pipeline  # noqa: E402
@@ -33,22 +34,6 @@ class ClusterPipeline(Pipeline):
         self.release_stage = self.release_stage + 1
         if self.release_stage == self.num_stages:
             self.release_stage = 0
-
-
-CONSUMERS = 2  # consumer warp groups: threads [0, 256)
-PRODUCER = CONSUMERS * 128  # first thread of the producer warp: threads [256, 288)
-H100_SMS = 132  # H100 SXM and H200; the CPU build check has no GPU to ask
-
-
-def sm_count() -> int:
-    """Streaming multiprocessors of the current GPU: the persistent grid size."""
-    if torch.cuda.is_available():
-        return torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
-    return H100_SMS
-
-
-# Asked once, here: Tilus builds configurations in forked workers, which must not touch CUDA.
-NUM_SMS = sm_count()
 
 
 # Output tile per block; each consumer warp group takes block_m / 2 rows.

@@ -19,6 +19,7 @@ import pytest
 
 import chartlib
 import results
+from fake_results import provenance
 
 FIXTURE_GPU = "Fixture GPU X900"
 
@@ -65,32 +66,7 @@ def fixture_results(versions: tuple[str, ...] = ("v0", "v1", "v2", "v3"), sweep:
                 t = scale * (200 + 60 * (m * n * k) ** (1 / 9))
                 rows.append({"impl": impl, "m": m, "n": n, "k": k, "latency_ms": 2 * m * n * k / t / 1e9,
                              "tflops": t, "date": "2031-02-04"})  # fmt: skip
-    return {
-        "schema": 1,
-        "gpu": {
-            "name": FIXTURE_GPU,
-            "sm_count": 132,
-            "compute_capability": "9.0",
-            "memory_gb": 141.0,
-            "driver": "999.1.2",
-            "clocks_mhz": {"sm_max": 1980, "mem_max": 3201, "sm_seen_during_run": [1755, 1980]},
-            "published_dense_fp16_tflops": 989.4,
-            "published_source": "https://example.invalid/datasheet",
-        },
-        "software": {"cuda": "13.0", "torch": "2.11.0+cu130", "tilus": "0.2.0", "python": "3.12.3"},
-        "method": {
-            "timer": "CUDA events",
-            "warmup": 10,
-            "repeats": 50,
-            "processes": 3,
-            "statistic": "median over 3 fresh processes of the per-process median",
-            "l2_flush": "256 MiB memset before each timed call",
-            "sweep_statistic": "median of one fresh process per implementation",
-        },
-        "problem": {"m": 8192, "n": 8192, "k": 8192, "dtype": "float16", "accumulate": "float32"},
-        "entries": entries,
-        "sweep": rows,
-    }
+    return {**provenance(FIXTURE_GPU), "entries": entries, "sweep": rows}
 
 
 def write_fixture(directory: Path, data: dict[str, Any] | None = None) -> Path:

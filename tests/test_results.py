@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 import results
+from fake_results import provenance
 
 GPU = "NVIDIA H200"
 SHAPE = (8192, 8192, 8192)
@@ -45,27 +46,7 @@ def make_row(impl: str, m: int, n: int, k: int, latency_ms: float) -> dict[str, 
 
 def make_data(entries: dict[str, Any] | None = None, sweep: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     return {
-        "schema": 1,
-        "gpu": {
-            "name": GPU,
-            "sm_count": 132,
-            "compute_capability": "9.0",
-            "memory_gb": 140.4,
-            "driver": "580.159.04",
-            "clocks_mhz": {"sm_max": 1980, "mem_max": 3201, "sm_seen_during_run": [1755, 1980]},
-            "published_dense_fp16_tflops": 989.4,
-            "published_source": "https://www.nvidia.com/en-us/data-center/h200/",
-        },
-        "software": {"cuda": "13.0", "torch": "2.11.0+cu130", "tilus": "0.2.0", "python": "3.12.3"},
-        "method": {
-            "timer": "CUDA events",
-            "warmup": 10,
-            "repeats": 50,
-            "processes": 3,
-            "statistic": "median over 3 fresh processes of the per-process median",
-            "l2_flush": "512 MiB zero-fill before each timed call",
-        },
-        "problem": {"m": SHAPE[0], "n": SHAPE[1], "k": SHAPE[2], "dtype": "float16", "accumulate": "float32"},
+        **provenance(GPU, SHAPE),
         "entries": {"v0": make_entry(3.2), "cublas": make_entry(1.5, None, "cuBLAS via torch.matmul")}
         if entries is None
         else entries,

@@ -23,7 +23,7 @@ from typing import Any
 import tilus
 import torch
 
-import common  # noqa: F401  (applies the Tilus 0.2.0 fixes before any build)
+import common  # also applies the Tilus 0.2.0 fixes before any build
 
 NVCC_FLAGS = ["-std=c++17", "-O3", "-gencode", "arch=compute_90a,code=sm_90a"]
 
@@ -75,7 +75,7 @@ def _include_dirs() -> list[str]:
 
 def generate_source(script_cls: type, config: dict[str, Any], args: tuple[Any, ...]) -> str:
     """Have Tilus lower ``script_cls`` with one configuration for sm_90a; return source.cu."""
-    pinned = type(script_cls.__name__, (script_cls,), {"debug_schedule": dict(config)})
+    pinned = common.pinned(script_cls, config)
     previous_target = tilus.target._target  # None on a machine with no GPU; restored below
     previous_cache = tilus.option.get_option("cache_dir")
     with tempfile.TemporaryDirectory(prefix="tilus-sm90a-") as cache:

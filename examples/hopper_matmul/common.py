@@ -142,6 +142,11 @@ def tflops(m: int, n: int, k: int, ms: float) -> float:
     return 2.0 * m * n * k / (ms * 1e-3) / 1e12
 
 
+def pinned(script_cls: type, config: dict[str, Any]) -> type:
+    """The script with its autotuning space narrowed to one configuration (same name, so the same cache)."""
+    return type(script_cls.__name__, (script_cls,), {"debug_schedule": dict(config)})
+
+
 def tuned_config(kernel: Any) -> dict[str, Any]:
     """The configuration the Tilus autotuner picked on the kernel's last new problem size."""
     for jit_key, tuning_key in reversed(list(kernel.dispatch_table)):
