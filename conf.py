@@ -1,16 +1,14 @@
 """Sphinx configuration. The build runs `sphinx-build -c . docs build/html` from the repository root.
 
 Nothing here needs torch, Tilus, CUDA or the network: charts and numbers come from
-plots/results/*.json (docs/_ext/results_role.py), kernel code from examples/hopper_matmul/.
+plots/results/*.json (matmul_site.sphinx.results_role), kernel code from examples/hopper_matmul/.
 """
 
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent
-sys.path[:0] = [str(ROOT / "docs" / "_ext"), str(ROOT / "plots"), str(ROOT / "examples" / "hopper_matmul")]
+from matmul_site.sphinx import kernel_source
 
-import kernel_source  # noqa: E402
+ROOT = Path(__file__).resolve().parent
 
 project = "Fast matmul on Hopper with Tilus"
 author = "The hopper-matmul-tutorial authors"
@@ -22,12 +20,12 @@ extensions = [
     "sphinx_copybutton",
     "sphinx_gallery.gen_gallery",
     "matplotlib.sphinxext.plot_directive",
-    "results_role",  # :result:`v3.tflops`, results-ladder/-performance/-provenance/-chart
-    "kernel_source",  # .. kernel-source:: v3 (literalinclude of examples/hopper_matmul/matmul_v3.py)
+    "matmul_site.sphinx.results_role",  # :result:`v3.tflops`, results-ladder/-performance/-provenance/-chart
+    "matmul_site.sphinx.kernel_source",  # .. kernel-source:: v3 (literalinclude of examples/hopper_matmul/matmul_v3.py)
 ]
 
 root_doc = "index"
-exclude_patterns = ["_build", "_ext", "gallery/*.ipynb", "sg_execution_times.rst"]
+exclude_patterns = ["_build", "gallery/*.ipynb", "sg_execution_times.rst"]
 nitpicky = True
 language = "en"
 intersphinx_mapping: dict[str, tuple[str, None]] = {}  # no network at build time
@@ -39,7 +37,7 @@ html_static_path = ["docs/_static"]
 html_css_files = ["hopper.css"]
 html_last_updated_fmt = None
 
-# Charts: one script per chart in plots/, drawn as SVG with fixed ids and no date (see plots/chartlib.py).
+# Charts: one script per chart in plots/, drawn as SVG with fixed ids and no date (see src/matmul_site/charts.py).
 plot_basedir = str(ROOT / "plots")
 plot_formats = [("svg", 100)]
 plot_html_show_source_link = False

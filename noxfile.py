@@ -2,31 +2,49 @@
 
 from __future__ import annotations
 
+import re
+import urllib.request
+from pathlib import Path
+
 import nox
 
 nox.options.sessions = ["lint", "tests", "docs"]
 nox.options.reuse_existing_virtualenvs = True
 
-EXTRAS = nox.project.load_toml("pyproject.toml")["project"]["optional-dependencies"]
+PYPROJECT = nox.project.load_toml("pyproject.toml")
 BUILD_DIR = "build/html"
+# PyTorch's CPU-only wheels (about 200 MB) instead of the package index's CUDA build (about 2.7 GB with its libraries).
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 
 
-def requirements(name: str) -> list[str]:
-    """One optional-dependency group of pyproject.toml, with self-references expanded."""
-    reqs: list[str] = []
-    for requirement in EXTRAS[name]:
-        if requirement.startswith("hopper-matmul-tutorial["):
-            for group in requirement.split("[", 1)[1].rstrip("]").split(","):
-                reqs += requirements(group)
-        else:
-            reqs.append(requirement)
-    return reqs
+def torch_pin() -> str:
+    """The torch requirement of the test extra in pyproject.toml (e.g. "torch==2.13.0")."""
+    for requirement in PYPROJECT["project"]["optional-dependencies"]["test"]:
+        if re.match(r"torch\b", requirement):
+            return requirement.split("#")[0].strip()
+    raise RuntimeError("pyproject.toml's test extra pins no torch")
+
+
+def install_cpu_torch(session: nox.Session) -> None:
+    """Install torch's CPU build from PyTorch's index; where that index is unreachable, from the package index."""
+    try:
+        urllib.request.urlopen(f"{TORCH_CPU_INDEX}/torch/", timeout=5).close()
+    except OSError as exc:
+        session.log(f"{TORCH_CPU_INDEX} unreachable ({exc.__class__.__name__}): torch comes from the package index")
+        session.install(torch_pin(), silent=False)
+        return
+    session.install("--index-url", TORCH_CPU_INDEX, torch_pin(), silent=False)
+
+
+def install_project(session: nox.Session, extra: str) -> None:
+    """The project itself (matmul_site, editable) with one extra of pyproject.toml; pip shows its progress."""
+    session.install("--progress-bar", "on", "-e", f".[{extra}]", silent=False)
 
 
 @nox.session
 def docs(session: nox.Session) -> None:
     """Build the HTML site into build/html; warnings are errors, references are checked."""
-    session.install(*requirements("docs"))
+    install_project(session, "docs")
     session.run(
         "sphinx-build", "-W", "--keep-going", "-n", "-b", "html", "-c", ".", "docs", BUILD_DIR, *session.posargs
     )
@@ -35,22 +53,26 @@ def docs(session: nox.Session) -> None:
 @nox.session
 def tests(session: nox.Session) -> None:
     """Run pytest on the CPU (GPU tests skip themselves with the reason)."""
-    session.install(*requirements("test"))
+    install_cpu_torch(session)
+    install_project(session, "test")
     session.run("pytest", *session.posargs)
 
 
 @nox.session
 def browser(session: nox.Session) -> None:
-    """Build the site, serve it on 127.0.0.1 and check every page in headless Chromium."""
-    session.install(*requirements("browser"))
-    session.run("sphinx-build", "-W", "--keep-going", "-n", "-q", "-b", "html", "-c", ".", "docs", BUILD_DIR)
+    """Check the site that `nox -s docs` built (building it first if there is none) in headless Chromium."""
+    install_project(session, "browser")
+    if not Path(BUILD_DIR, "index.html").exists():
+        session.run("sphinx-build", "-W", "--keep-going", "-n", "-q", "-b", "html", "-c", ".", "docs", BUILD_DIR)
+    else:
+        session.log(f"testing the site already built in {BUILD_DIR} (rerun `nox -s docs` after editing pages)")
     session.run("pytest", "tests/browser", *session.posargs, env={"RUN_BROWSER_TESTS": "1", "SITE_DIR": BUILD_DIR})
 
 
 @nox.session
 def lint(session: nox.Session) -> None:
     """Check the Python with ruff."""
-    session.install(*requirements("lint"))
+    session.install(*PYPROJECT["project"]["optional-dependencies"]["lint"])
     session.run("ruff", "check", ".", *session.posargs)
     session.run("ruff", "format", "--check", ".")
 

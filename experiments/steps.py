@@ -33,7 +33,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "examples" / "hopper_matmul"))
 sys.path.insert(0, str(HERE))
 
-import results  # noqa: E402
+from matmul_site import results  # noqa: E402
 
 SHAPE = (8192, 8192, 8192)
 CHECK_M = (8192, 1000, 1100)

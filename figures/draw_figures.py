@@ -12,8 +12,6 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
 
 import style  # noqa: E402
 from catalog import FIGURE_NAMES  # noqa: E402

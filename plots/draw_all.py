@@ -31,10 +31,7 @@ ROOT = PLOTS.parent
 BENCHMARK = ROOT / "examples" / "hopper_matmul" / "benchmark.py"
 ENV_RERUN = "HOPPER_MATMUL_RERUN"
 
-if str(PLOTS) not in sys.path:
-    sys.path.insert(0, str(PLOTS))
-
-import chartlib  # noqa: E402
+from matmul_site import charts as chartlib  # noqa: E402
 
 
 def scripts() -> list[Path]:

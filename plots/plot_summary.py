@@ -1,5 +1,5 @@
 """Overview chart: V0-V6 and cuBLAS, with cuBLAS and the published dense FP16 peak as reference lines."""
 
-import chartlib
+from matmul_site import charts
 
-chartlib.summary_chart()
+charts.summary_chart()

@@ -1,5 +1,5 @@
 """Sweep chart: TFLOPS against problem shape for V4-V6, cuBLAS and torch.compile (max-autotune)."""
 
-import chartlib
+from matmul_site import charts
 
-chartlib.sweep_chart()
+charts.sweep_chart()

@@ -1,5 +1,5 @@
 """Chapter V0 chart (TMA + mma.sync): every version's TFLOPS with V0 highlighted, from the results file."""
 
-import chartlib
+from matmul_site import charts
 
-chartlib.version_chart("v0")
+charts.version_chart("v0")

@@ -1,5 +1,5 @@
 """Chapter V1 chart (WGMMA from shared memory): every version's TFLOPS with V1 highlighted, from the results file."""
 
-import chartlib
+from matmul_site import charts
 
-chartlib.version_chart("v1")
+charts.version_chart("v1")

@@ -1,5 +1,5 @@
 """Chapter V2 chart (the multi-stage pipeline): every version's TFLOPS with V2 highlighted, from the results file."""
 
-import chartlib
+from matmul_site import charts
 
-chartlib.version_chart("v2")
+charts.version_chart("v2")

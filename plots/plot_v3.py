@@ -1,5 +1,5 @@
 """Chapter V3 chart (warp specialization): every version's TFLOPS with V3 highlighted, from the results file."""
 
-import chartlib
+from matmul_site import charts
 
-chartlib.version_chart("v3")
+charts.version_chart("v3")

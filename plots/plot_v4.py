@@ -1,5 +1,5 @@
 """Chapter V4 chart (two consumer warp groups, raster order): all versions, V4 highlighted, from the results file."""
 
-import chartlib
+from matmul_site import charts
 
-chartlib.version_chart("v4")
+charts.version_chart("v4")

@@ -1,5 +1,5 @@
 """Chapter V5 chart (WGMMA kept in flight): every version's TFLOPS with V5 highlighted, from the results file."""
 
-import chartlib
+from matmul_site import charts
 
-chartlib.version_chart("v5")
+charts.version_chart("v5")

@@ -1,5 +1,5 @@
 """Chapter V6 chart (the persistent kernel): every version's TFLOPS with V6 highlighted, from the results file."""
 
-import chartlib
+from matmul_site import charts
 
-chartlib.version_chart("v6")
+charts.version_chart("v6")

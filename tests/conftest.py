@@ -1,4 +1,9 @@
-"""Shared test setup: import paths, the GPU marker's skip rule, a private Tilus cache."""
+"""Shared test setup: import paths, the GPU marker's skip rule, a private Tilus cache.
+
+The one place in the project, besides the kernel folder's own scripts, that edits ``sys.path``:
+tests import the kernel helpers (common, buildcheck, ...) and the figure scripts as the scripts
+themselves do, from their folders. Everything else comes from the installed ``matmul_site``.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +15,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "hopper_matmul"
-for path in (EXAMPLES, ROOT / "plots", Path(__file__).resolve().parent):
+for path in (EXAMPLES, ROOT / "figures", ROOT / "plots", Path(__file__).resolve().parent):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import benchmark
-import results
+from matmul_site import results
 from conftest import EXAMPLES
 
 FAKE_GPU = benchmark.Gpu(name="NVIDIA H200", sm_count=132, capability="9.0", memory_gb=140.4, smi_id=None)

@@ -20,14 +20,13 @@ from typing import Any
 import pytest
 from test_plots import fixture_results, write_fixture
 
-import chartlib
+from matmul_site import charts as chartlib
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
-sys.path.insert(0, str(DOCS / "_ext"))
 
-import kernel_source  # noqa: E402
-import results_role  # noqa: E402
+from matmul_site.sphinx import kernel_source
+from matmul_site.sphinx import results_role
 
 CHAPTERS = [f"v{i}" for i in range(7)]
 RST = sorted(DOCS.glob("**/*.rst"))

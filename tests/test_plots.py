@@ -17,8 +17,8 @@ import draw_all
 import matplotlib.pyplot as plt
 import pytest
 
-import chartlib
-import results
+from matmul_site import charts as chartlib
+from matmul_site import results
 from fake_results import provenance
 
 FIXTURE_GPU = "Fixture GPU X900"

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-import results
+from matmul_site import results
 from fake_results import provenance
 
 GPU = "NVIDIA H200"

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import results
+from matmul_site import results
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]

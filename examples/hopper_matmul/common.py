@@ -157,9 +157,12 @@ def tuned_config(kernel: Any) -> dict[str, Any]:
 
 
 def run_main(kernel: Callable[..., Any], title: str, shapes: Sequence[tuple[int, int, int]] = CHECK_SHAPES) -> None:
-    """What ``python matmul_vN.py`` does: check every shape, then time BENCH_SHAPE next to cuBLAS."""
+    """What ``python matmul_vN.py`` does: check every shape, then time BENCH_SHAPE next to cuBLAS.
+
+    ``title`` is the kernel file's TITLE, the same string its chapter and the charts show.
+    """
     require_hopper()
-    print(f"{title} on {torch.cuda.get_device_name()}")
+    print(f"{type(kernel).__name__}, {title}, on {torch.cuda.get_device_name()}")
     for m, n, k in shapes:
         result = check(kernel, m, n, k)
         status = "ok" if result.ok else f"FAILED ({result.bad} bad elements)"

@@ -1,4 +1,3 @@
-# V0: TMA + mma.sync
 # The starting point. Each thread block owns one block_m x block_n tile of C and
 # walks K in block_k steps: the TMA engine copies the A and B tiles into shared
 # memory and signals an mbarrier when the bytes have landed, then the warps copy
@@ -10,6 +9,9 @@ from tilus import float16, float32, int32, uint32
 from tilus.utils import cdiv
 
 import common
+
+# The chapter's title: its page, the charts, the results file and main() all read this one string.
+TITLE = "TMA and mma.sync"
 
 
 # Output tile per block: mma.sync stages operands in registers, which keeps tiles small.
@@ -65,7 +67,7 @@ class MatmulV0(tilus.Script):
 
 
 def main() -> None:
-    common.run_main(MatmulV0(), "V0: TMA + mma.sync")
+    common.run_main(MatmulV0(), TITLE)
 
 
 if __name__ == "__main__":

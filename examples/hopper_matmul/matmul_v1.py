@@ -1,4 +1,3 @@
-# V1: TMA + WGMMA
 # What changed from V0: only the compute step. mma.sync needs both tiles copied
 # from shared memory into registers (ldmatrix) before every multiply, which costs
 # registers and issue slots. Hopper's WGMMA lets a warp group multiply tiles that
@@ -11,6 +10,9 @@ from tilus import float16, float32, int32, uint32
 from tilus.utils import cdiv
 
 import common
+
+# The chapter's title: its page, the charts, the results file and main() all read this one string.
+TITLE = "WGMMA from shared memory"
 
 
 # Output tile per block: WGMMA leaves operands in shared memory, so the tile can grow.
@@ -67,7 +69,7 @@ class MatmulV1(tilus.Script):
 
 
 def main() -> None:
-    common.run_main(MatmulV1(), "V1: TMA + WGMMA")
+    common.run_main(MatmulV1(), TITLE)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,3 @@
-# V3: warp specialization
 # What changed from V2: the warps split into roles. In V2 the same warps issued
 # the TMA loads and the MMAs, so a load could only be issued between two MMA
 # steps, and every step ended with a block-wide sync. Now one producer warp only
@@ -11,6 +10,9 @@ from tilus import float16, float32, int32, uint32
 from tilus.utils import cdiv
 
 import common
+
+# The chapter's title: its page, the charts, the results file and main() all read this one string.
+TITLE = "warp specialization"
 
 
 # Output tile per block: WGMMA leaves operands in shared memory, so the tile can grow.
@@ -92,7 +94,7 @@ class MatmulV3(tilus.Script):
 
 
 def main() -> None:
-    common.run_main(MatmulV3(), "V3: warp specialization")
+    common.run_main(MatmulV3(), TITLE)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,3 @@
-# V4: two consumer warp groups, a Pipeline helper, tile rasterization
 # What changed from V3:
 # - Two consumer warp groups split the output tile by rows: each owns an A slab
 #   and its own accumulator, both read the same B tile. One warp group's
@@ -20,6 +19,9 @@ from tilus.utils import cdiv
 import common
 from pipeline import Pipeline
 from raster import TileRaster
+
+# The chapter's title: its page, the charts, the results file and main() all read this one string.
+TITLE = "two consumers, a pipeline class, and raster order"
 
 CONSUMERS = 2  # consumer warp groups: threads [0, 256)
 PRODUCER = CONSUMERS * 128  # first thread of the producer warp: threads [256, 288)
@@ -105,7 +107,7 @@ class MatmulV4(tilus.Script):
 
 
 def main() -> None:
-    common.run_main(MatmulV4(), "V4: two consumer warp groups, Pipeline helper, tile rasterization")
+    common.run_main(MatmulV4(), TITLE)
 
 
 if __name__ == "__main__":

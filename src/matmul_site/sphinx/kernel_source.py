@@ -25,9 +25,10 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.directives.code import LiteralInclude
 
-ROOT = Path(__file__).resolve().parents[2]
-KERNELS = ROOT / "examples" / "hopper_matmul"
-VERSIONS = tuple(f"v{i}" for i in range(7))
+from matmul_site import paths, versions
+
+ROOT = paths.ROOT
+KERNELS = paths.KERNEL_DIR
 GALLERY_HEADER = """Kernel gallery
 ==============
 
@@ -48,8 +49,8 @@ class KernelSource(LiteralInclude):
 
     def run(self) -> list[nodes.Node]:
         version = self.arguments[0]
-        if version not in VERSIONS:
-            raise self.error(f"kernel-source: unknown version {version!r}; use v0 to v6")
+        if version not in versions.names():
+            raise self.error(f"kernel-source: unknown version {version!r}; known: {', '.join(versions.names())}")
         path = kernel_path(version)
         self.env.note_dependency(str(path))  # a missing file counts as changed: the page rebuilds once it lands
         relative = path.relative_to(ROOT).as_posix()
@@ -85,7 +86,7 @@ def stage_gallery(dest: Path) -> list[Path]:
     """Copy every existing kernel file to dest/ (with a docstring) and write the gallery header."""
     dest.mkdir(parents=True, exist_ok=True)
     staged = []
-    for version in VERSIONS:
+    for version in versions.names():
         source = kernel_path(version)
         target = dest / source.name
         if not source.exists():
@@ -104,7 +105,7 @@ def stage_gallery(dest: Path) -> list[Path]:
 def _restore_originals(app: Sphinx) -> None:
     """Make each gallery download the exact repository file, not the staged copy with a docstring."""
     gallery = Path(app.srcdir) / app.config.sphinx_gallery_conf["gallery_dirs"]
-    for version in VERSIONS:
+    for version in versions.names():
         copy = gallery / kernel_path(version).name
         if copy.exists() and kernel_path(version).exists():
             shutil.copyfile(kernel_path(version), copy)

@@ -45,8 +45,8 @@ from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
 from sphinx.util.docutils import SphinxDirective, SphinxRole
 
-import chartlib
-import results
+from matmul_site import charts as chartlib
+from matmul_site import results
 
 NOT_MEASURED = chartlib.NOT_MEASURED
 NOT_RECORDED = "not recorded"

@@ -26,12 +26,7 @@ matplotlib.use("Agg")  # never a window, never a GPU: charts are files
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
-_EXAMPLES = ROOT / "examples" / "hopper_matmul"
-if str(_EXAMPLES) not in sys.path:
-    sys.path.append(str(_EXAMPLES))
-
-import results  # noqa: E402  (examples/hopper_matmul/results.py: json only, no torch)
+from matmul_site import paths, results, versions  # noqa: E402
 
 ENV_RESULTS = "HOPPER_MATMUL_RESULTS"
 NOT_MEASURED = "not measured yet"

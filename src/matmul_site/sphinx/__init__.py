@@ -1,0 +1,1 @@
+"""Sphinx extensions: docutils work only (numbers and words come from matmul_site and the pages)."""

@@ -1,0 +1,138 @@
+"""The kernel versions, found by convention, and how every page, chart and table names them.
+
+A version is a file ``examples/hopper_matmul/matmul_vN.py``; its title is the module constant
+``TITLE = "..."`` in that file, read here with :mod:`ast` (no torch, no Tilus, nothing executed).
+Its chapter is ``docs/chapters/vN.rst`` and its chart ``plots/plot_vN.py``; the tests hold every
+version to having all three. Implementations that are not ours (cuBLAS, torch.compile) are
+``PEERS``; :func:`label` names any implementation.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from matmul_site import paths
+
+_KERNEL_FILE = re.compile(r"matmul_v(0|[1-9][0-9]*)\.py")
+_NAME = re.compile(r"v(0|[1-9][0-9]*)")
+
+CUBLAS = "cublas"
+TORCH_COMPILE = "torch-compile-max-autotune"
+# Implementations we compare against but did not write: how tables and legends name them.
+PEERS: dict[str, str] = {
+    CUBLAS: "cuBLAS",
+    TORCH_COMPILE: "torch.compile (max-autotune)",
+}
+
+
+class VersionError(ValueError):
+    """A version name or kernel file that does not follow the convention; the message says what to fix."""
+
+
+@dataclass(frozen=True)
+class Version:
+    """One chapter of the tutorial: a kernel file, its page and its chart."""
+
+    number: int
+    title: str
+    path: Path
+
+    @property
+    def name(self) -> str:
+        """The key used in the results file and in roles: "v3"."""
+        return f"v{self.number}"
+
+    @property
+    def label(self) -> str:
+        """How a table or chart names it: "V3"."""
+        return f"V{self.number}"
+
+    @property
+    def heading(self) -> str:
+        """The chapter page's title: "V3: warp specialization"."""
+        return f"{self.label}: {self.title}"
+
+    @property
+    def class_name(self) -> str:
+        """The Tilus script class the kernel file defines: "MatmulV3"."""
+        return f"MatmulV{self.number}"
+
+    @property
+    def chapter(self) -> Path:
+        return paths.CHAPTERS_DIR / f"{self.name}.rst"
+
+    @property
+    def chart(self) -> Path:
+        return paths.PLOTS_DIR / f"plot_{self.name}.py"
+
+
+def read_title(path: Path) -> str:
+    """The string assigned to ``TITLE`` at the top level of a kernel file, without importing it."""
+    tree = ast.parse(Path(path).read_text(encoding="utf-8"), filename=str(path))
+    for node in tree.body:
+        if (
+            isinstance(node, ast.Assign)
+            and [getattr(t, "id", None) for t in node.targets] == ["TITLE"]
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+            and node.value.value.strip()
+        ):
+            return node.value.value
+    raise VersionError(f'{path}: no top-level TITLE = "..." (a non-empty string naming what this version adds)')
+
+
+@cache
+def _discover(kernel_dir: Path) -> tuple[Version, ...]:
+    found = []
+    for path in kernel_dir.glob("matmul_v*.py"):
+        match = _KERNEL_FILE.fullmatch(path.name)
+        if match:
+            found.append(Version(int(match.group(1)), read_title(path), path))
+    return tuple(sorted(found, key=lambda v: v.number))
+
+
+def all_versions(kernel_dir: Path | None = None) -> tuple[Version, ...]:
+    """Every version, V0 first, in numeric order (V10 follows V9)."""
+    return _discover(Path(kernel_dir or paths.KERNEL_DIR).resolve())
+
+
+def names(kernel_dir: Path | None = None) -> tuple[str, ...]:
+    """("v0", "v1", ...): the keys of every version."""
+    return tuple(v.name for v in all_versions(kernel_dir))
+
+
+def get(name: str, kernel_dir: Path | None = None) -> Version:
+    """The version called ``name`` ("v3"); VersionError lists the ones that exist."""
+    for version in all_versions(kernel_dir):
+        if version.name == name:
+            return version
+    known = ", ".join(names(kernel_dir)) or "none"
+    raise VersionError(f"unknown version {name!r} (known: {known})")
+
+
+def is_version_name(name: str) -> bool:
+    """True for names of the form "v<N>", whether or not the file exists."""
+    return bool(_NAME.fullmatch(name))
+
+
+def previous(name: str, kernel_dir: Path | None = None) -> Version | None:
+    """The version before ``name`` in the ladder, or None for the first."""
+    found = all_versions(kernel_dir)
+    index = [v.name for v in found].index(get(name, kernel_dir).name)
+    return found[index - 1] if index else None
+
+
+def label(impl: str) -> str:
+    """How a table or chart names any implementation: "V3", "cuBLAS", "torch.compile (max-autotune)"."""
+    if is_version_name(impl):
+        return impl.upper()
+    return PEERS.get(impl, impl)
+
+
+def title(impl: str) -> str:
+    """What an implementation is, in words: a version's TITLE, or a peer's label."""
+    return get(impl).title if is_version_name(impl) else label(impl)
