@@ -1,34 +1,26 @@
 """Every kernel version builds for sm_90a on this CPU machine and holds the instructions its chapter claims.
 
 Versions are found by convention (examples/hopper_matmul/matmul_v<N>.py defining MatmulV<N>), so a new
-version is built and checked here as soon as its file exists. Each version is built once, with one
-representative configuration: BUILD_CONFIGS[N] if given, else the first choice of every autotune knob.
+version is built and checked here as soon as its file exists. Each version is built once per session
+(tests/kernel_builds.py), with the first choice of every autotune knob.
 Instruction expectations live in EXPECTATIONS; a version without an entry inherits the nearest lower one.
 """
 
 from __future__ import annotations
 
-import functools
 import importlib
 import inspect
-import itertools
 import re
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 import pytest
 
 import buildcheck
+import kernel_builds
+from kernel_builds import autotune_space, build_config, kernel_class
+from matmul_site import versions
 
 pytestmark = pytest.mark.slow
-
-KERNEL_DIR = Path(__file__).resolve().parent.parent / "examples" / "hopper_matmul"
-# Ragged M and N edges and a partial last K-tile (520 = 8 * 64 + 8), so the bounds code is compiled too.
-BUILD_SHAPE = (1000, 3000, 520)
-# Per-version configuration overrides; versions not listed build their first autotune choice.
-BUILD_CONFIGS: dict[int, dict[str, Any]] = {}
-
 
 @dataclass(frozen=True)
 class Expectation:
@@ -50,43 +42,20 @@ EXPECTATIONS: dict[int, Expectation] = {
 }
 
 
-def versions() -> list[int]:
-    found = (re.fullmatch(r"matmul_v(\d+)\.py", path.name) for path in KERNEL_DIR.glob("matmul_v*.py"))
-    return sorted(int(match.group(1)) for match in found if match)
-
-
 def expectation(version: int) -> Expectation:
     return EXPECTATIONS[max(v for v in EXPECTATIONS if v <= version)]
 
 
-def kernel_class(version: int) -> type:
-    return getattr(importlib.import_module(f"matmul_v{version}"), f"MatmulV{version}")
-
-
-def autotune_space(cls: type) -> list[dict[str, Any]]:
-    """Every configuration the autotuner would try, in its order (first choice of every knob first)."""
-    groups = []
-    for names, choices in getattr(cls, "_autotune_space", {}).items():
-        keys = [name.strip() for name in names.split(",")]
-        groups.append([dict(zip(keys, choice if len(keys) > 1 else [choice], strict=True)) for choice in choices])
-    return [{k: v for part in combo for k, v in part.items()} for combo in itertools.product(*groups)]
-
-
-def build_config(version: int) -> dict[str, Any]:
-    return BUILD_CONFIGS.get(version) or autotune_space(kernel_class(version))[0]
-
-
 def num_stages(version: int) -> int:
     """The ring depth the representative build uses: its config, else the constructor's default."""
-    config = build_config(version)
+    config = build_config(f"v{version}")
     if "num_stages" in config:
         return int(config["num_stages"])
-    return int(inspect.signature(kernel_class(version).__init__).parameters["num_stages"].default)
+    return int(inspect.signature(kernel_class(f"v{version}").__init__).parameters["num_stages"].default)
 
 
-@functools.cache
 def built(version: int) -> buildcheck.BuildReport:
-    return buildcheck.build_sm90a(kernel_class(version), build_config(version), *BUILD_SHAPE)
+    return kernel_builds.built(f"v{version}")
 
 
 def kernel_body(source: str) -> str:
@@ -110,7 +79,7 @@ def role_branches(source: str) -> list[tuple[str, str]]:
     return branches
 
 
-VERSIONS = versions()
+VERSIONS = [v.number for v in versions.all_versions()]
 V = [pytest.param(v, id=f"v{v}") for v in VERSIONS]
 
 
@@ -122,14 +91,13 @@ def role_paths(source: str) -> tuple[list[str], list[str]]:
     return producers, consumers
 
 
-def test_versions_v0_to_v3_are_found_by_convention() -> None:
-    assert set(range(4)) <= set(VERSIONS), VERSIONS
-    for version in VERSIONS:
-        module = importlib.import_module(f"matmul_v{version}")
-        assert callable(module.main)
-        assert 1 <= len(autotune_space(kernel_class(version))) <= 8, "each config costs ~10 s of nvcc per shape"
-        header = (KERNEL_DIR / f"matmul_v{version}.py").read_text().splitlines()[0]
-        assert header.startswith(f"# V{version}: "), header
+def test_every_version_follows_the_kernel_file_skeleton() -> None:
+    for version in versions.all_versions():
+        module = importlib.import_module(f"matmul_{version.name}")
+        assert callable(module.main) and module.TITLE == version.title
+        assert 1 <= len(autotune_space(kernel_class(version.name))) <= 8, "each config costs ~10 s of nvcc per shape"
+        header = version.path.read_text(encoding="utf-8").splitlines()[0]
+        assert version.number == 0 or header.startswith(f"# What changed from V{version.number - 1}:"), header
 
 
 @pytest.mark.parametrize("version", V)

@@ -30,13 +30,11 @@ NVCC_FLAGS = ["-std=c++17", "-O3", "-gencode", "arch=compute_90a,code=sm_90a"]
 
 @dataclass(frozen=True)
 class BuildReport:
-    """What nvcc made of one kernel configuration."""
+    """What nvcc and ptxas made of one kernel configuration."""
 
     source: str  # the CUDA C++ that Tilus generated
     ptx: str
-    sass: str | None  # None when no cuobjdump is installed
-    registers: int
-    shared_bytes: int  # static shared memory reported by ptxas (Tilus uses dynamic smem)
+    registers: int  # per thread, from ptxas -v
     spill_stores: int
     spill_loads: int
     stack_bytes: int
@@ -53,7 +51,7 @@ def _site_packages() -> list[Path]:
 
 
 def find_tool(name: str) -> str:
-    """Locate nvcc or cuobjdump: $NVCC/$CUOBJDUMP, the PyPI packages, then PATH."""
+    """Locate nvcc or ptxas: $NVCC/$PTXAS, the PyPI packages, then PATH."""
     override = os.environ.get(name.upper())
     if override:
         return override
@@ -94,21 +92,10 @@ def generate_source(script_cls: type, config: dict[str, Any], args: tuple[Any, .
     raise BuildCheckError("Tilus compiled for a GPU; run the build check on a machine without CUDA")
 
 
-def _nvcc(source_file: Path, kind: str, out: Path) -> str:
-    cmd = [
-        find_tool("nvcc"),
-        *NVCC_FLAGS,
-        *(f"-I{d}" for d in _include_dirs()),
-        f"--{kind}",
-        str(source_file),
-        "-o",
-        str(out),
-    ]
-    if kind == "cubin":
-        cmd.insert(1, "--ptxas-options=-v")
+def _run(cmd: list[str], what: str) -> str:
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0:
-        raise BuildCheckError(f"nvcc --{kind} failed:\n{done.stderr[-4000:]}")
+        raise BuildCheckError(f"{what} failed:\n{done.stderr[-4000:]}")
     return done.stderr
 
 
@@ -118,29 +105,19 @@ def _count(pattern: str, text: str) -> int:
 
 
 def compile_sm90a(source: str) -> BuildReport:
-    """Compile generated CUDA C++ for sm_90a: PTX, cubin, SASS and the ptxas report."""
+    """Compile generated CUDA C++ to PTX for sm_90a, then assemble that PTX with ptxas -v for its resource report."""
     with tempfile.TemporaryDirectory(prefix="nvcc-sm90a-") as tmp:
-        src = Path(tmp) / "source.cu"
+        src, ptx = Path(tmp) / "source.cu", Path(tmp) / "kernel.ptx"
         src.write_text(source)
-        _nvcc(src, "ptx", Path(tmp) / "kernel.ptx")
-        report = _nvcc(src, "cubin", Path(tmp) / "kernel.cubin")
-        sass = None
-        try:
-            dump = subprocess.run(
-                [find_tool("cuobjdump"), "--dump-sass", str(Path(tmp) / "kernel.cubin")],
-                capture_output=True,
-                text=True,
-                check=True,
-            )
-            sass = dump.stdout
-        except (BuildCheckError, subprocess.CalledProcessError):
-            pass
+        includes = [f"-I{d}" for d in _include_dirs()]
+        _run([find_tool("nvcc"), *NVCC_FLAGS, *includes, "--ptx", str(src), "-o", str(ptx)], "nvcc --ptx")
+        # One front-end pass: ptxas assembles the PTX we already have and reports registers and spills.
+        report = _run([find_tool("ptxas"), "-arch=sm_90a", "-v", str(ptx), "-o", str(Path(tmp) / "kernel.cubin")],
+                      "ptxas")  # fmt: skip
         return BuildReport(
             source=source,
-            ptx=(Path(tmp) / "kernel.ptx").read_text(),
-            sass=sass,
+            ptx=ptx.read_text(),
             registers=_count(r"Used (\d+) registers", report),
-            shared_bytes=_count(r"(\d+) bytes smem", report),
             spill_stores=_count(r"(\d+) bytes spill stores", report),
             spill_loads=_count(r"(\d+) bytes spill loads", report),
             stack_bytes=_count(r"(\d+) bytes stack frame", report),

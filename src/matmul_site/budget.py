@@ -1,0 +1,107 @@
+"""The budget of a kernel version on an H100/H200, computed from its build and configuration, never typed.
+
+Inputs: the sm_90a build record (threads, registers per thread, shared memory per block, from
+``python examples/hopper_matmul/buildcheck.py --record``) and the tile configuration the ladder
+measured. Outputs: how many blocks fit on an SM and what limits them, the FLOP per byte each tile
+load buys, how the tiles of the ladder's problem fall into waves, and the speed of light at the
+clock the GPU really ran.
+
+Hopper limits per SM (CUDA C Programming Guide, compute capability 9.0): 65,536 32-bit registers,
+228 KB of shared memory of which a block may use 227 KB, 1 KB of it reserved per resident block,
+2,048 threads, 32 blocks; registers are allocated per warp in units of 256.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from matmul_site import paths
+
+REGISTERS_PER_SM = 65536
+REGISTER_UNIT_PER_WARP = 256
+SHARED_BYTES_PER_SM = 228 * 1024
+SHARED_RESERVED_PER_BLOCK = 1024
+THREADS_PER_SM = 2048
+BLOCKS_PER_SM = 32
+BUILD_RECORD = paths.RESULTS_DIR / "builds" / "sm_90a.json"
+
+
+class BudgetError(ValueError):
+    """The build record is missing or does not describe this version; the message says how to remake it."""
+
+
+@dataclass(frozen=True)
+class Build:
+    """What the sm_90a build of one version needs per block."""
+
+    threads: int
+    registers: int  # per thread, from ptxas
+    shared_bytes: int  # dynamic shared memory per block, from the launch
+    persistent_blocks: int | None  # blocks launched when the grid is fixed (a persistent kernel), else None
+
+
+@dataclass(frozen=True)
+class Budget:
+    blocks_per_sm: int
+    limited_by: str  # "registers", "shared memory", "threads" or "the 32-block limit"
+    by_resource: dict[str, int]
+    flop_per_byte: float  # per K-step: 2*bm*bn*bk FLOP over the (bm + bn)*bk*2 bytes TMA brings in
+    tiles: int
+    resident_blocks: int  # blocks that run at once over the whole GPU
+    waves: float
+    last_wave_fraction: float  # share of the resident slots the last wave fills (1.0: a full wave)
+
+
+def load_builds(path: Path = BUILD_RECORD) -> dict[str, Any]:
+    """The build record: {"arch", "tool_versions", "versions": {"v3": {"config", "threads", ...}}}."""
+    if not path.is_file():
+        raise BudgetError(f"{path}: no build record; run `python examples/hopper_matmul/buildcheck.py --record`")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def build_of(record: dict[str, Any], version: str) -> tuple[Build, dict[str, Any]]:
+    """One version's build and the configuration it was built with."""
+    entry = record.get("versions", {}).get(version)
+    if entry is None:
+        raise BudgetError(f"{version} is not in the build record; rerun `buildcheck.py --record`")
+    build = Build(entry["threads"], entry["registers"], entry["shared_bytes"], entry.get("persistent_blocks"))
+    return build, entry["config"]
+
+
+def blocks_per_sm(build: Build) -> tuple[int, str, dict[str, int]]:
+    """Resident blocks per SM, the resource that limits it, and what each resource alone would allow."""
+    warps = math.ceil(build.threads / 32)
+    registers_per_warp = math.ceil(build.registers * 32 / REGISTER_UNIT_PER_WARP) * REGISTER_UNIT_PER_WARP
+    by_resource = {
+        "registers": (REGISTERS_PER_SM // registers_per_warp) // warps,
+        "shared memory": SHARED_BYTES_PER_SM // (build.shared_bytes + SHARED_RESERVED_PER_BLOCK),
+        "threads": THREADS_PER_SM // (warps * 32),
+        "the 32-block limit": BLOCKS_PER_SM,
+    }
+    limited_by = min(by_resource, key=lambda name: (by_resource[name], name != "registers"))
+    return by_resource[limited_by], limited_by, by_resource
+
+
+def budget(build: Build, config: dict[str, Any], shape: tuple[int, int, int], sm_count: int) -> Budget:
+    """Occupancy, intensity and waves of one version at one problem shape."""
+    bm, bn, bk = config["block_m"], config["block_n"], config["block_k"]
+    per_sm, limited_by, by_resource = blocks_per_sm(build)
+    m, n, _ = shape
+    tiles = math.ceil(m / bm) * math.ceil(n / bn)
+    resident = per_sm * sm_count if build.persistent_blocks is None else min(build.persistent_blocks, per_sm * sm_count)
+    waves = tiles / resident
+    last = tiles - (math.ceil(waves) - 1) * resident
+    return Budget(
+        blocks_per_sm=per_sm,
+        limited_by=limited_by,
+        by_resource=by_resource,
+        flop_per_byte=(2 * bm * bn * bk) / ((bm + bn) * bk * 2),
+        tiles=tiles,
+        resident_blocks=resident,
+        waves=waves,
+        last_wave_fraction=last / resident,
+    )

@@ -1,0 +1,58 @@
+"""Each kernel version built once per pytest session for sm_90a on the CPU, for every test that inspects builds.
+
+A version is built with one configuration: the first choice of every autotune knob (for V4 and later,
+the 128 x 256 tile the chapters quote), at a shape with ragged M and N edges and a partial last K-tile.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import itertools
+import multiprocessing
+import os
+from concurrent.futures import Future, ProcessPoolExecutor
+from typing import Any
+
+import buildcheck
+from matmul_site import versions
+
+# M = 1000 and N = 1800 are multiples of no tile size; K = 520 = 8 * 64 + 8 leaves a partial last K-tile.
+BUILD_SHAPE = (1000, 1800, 520)
+
+
+def kernel_class(version: str) -> type:
+    """The Tilus script class of a version ("v3" -> matmul_v3.MatmulV3)."""
+    return getattr(importlib.import_module(f"matmul_{version}"), f"MatmulV{version[1:]}")
+
+
+def autotune_space(cls: type) -> list[dict[str, Any]]:
+    """Every configuration the autotuner would try, in its order (first choice of every knob first)."""
+    groups = []
+    for names, choices in getattr(cls, "_autotune_space", {}).items():
+        keys = [name.strip() for name in names.split(",")]
+        groups.append([dict(zip(keys, choice if len(keys) > 1 else [choice], strict=True)) for choice in choices])
+    return [{k: v for part in combo for k, v in part.items()} for combo in itertools.product(*groups)]
+
+
+def build_config(version: str) -> dict[str, Any]:
+    return autotune_space(kernel_class(version))[0]
+
+
+def _build(version: str) -> buildcheck.BuildReport:
+    return buildcheck.build_sm90a(kernel_class(version), build_config(version), *BUILD_SHAPE)
+
+
+@functools.cache
+def _pending() -> dict[str, Future[buildcheck.BuildReport]]:
+    """Start every version's build at once, one process per core: nvcc and Tilus lowering are single-threaded."""
+    # spawn, not fork: the workers import Tilus and torch afresh instead of inheriting this process's threads.
+    pool = ProcessPoolExecutor(max_workers=os.cpu_count() or 1, mp_context=multiprocessing.get_context("spawn"))
+    futures = {v.name: pool.submit(_build, v.name) for v in versions.all_versions()}
+    pool.shutdown(wait=False)
+    return futures
+
+
+def built(version: str) -> buildcheck.BuildReport:
+    """The sm_90a build of a version, made once per session (all versions in parallel) and shared by every module."""
+    return _pending()[version].result()
