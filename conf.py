@@ -22,6 +22,7 @@ extensions = [
     "matplotlib.sphinxext.plot_directive",
     "matmul_site.sphinx.results_role",  # :result:`v3.tflops`, results-ladder/-performance/-provenance/-chart
     "matmul_site.sphinx.kernel_source",  # .. kernel-source:: v3 (literalinclude of examples/hopper_matmul/matmul_v3.py)
+    "matmul_site.sphinx.budget_box",  # .. budget-box:: v3 (occupancy, intensity, waves: computed, never typed)
 ]
 
 root_doc = "index"

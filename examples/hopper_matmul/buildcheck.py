@@ -139,5 +139,87 @@ def build_sm90a(script_cls: type, config: dict[str, Any], m: int = 1024, n: int 
     return compile_sm90a(generate_source(script_cls, config, (m, n, k, a, b, c)))
 
 
+# --- the build record behind each chapter's budget box -----------------------------------------------
+
+_LAUNCH = re.compile(r"<<<(dim3\(.*?\)), dim3\((\d+), 1, 1\), (\d+), ")
+
+
+def launch_facts(source: str) -> dict[str, int | None]:
+    """Threads per block, dynamic shared memory per block and (for a fixed grid) the block count of the launch."""
+    found = _LAUNCH.search(source)
+    if found is None:
+        raise BuildCheckError("no kernel launch <<<grid, block, shared memory, stream>>> in the generated source")
+    fixed = re.fullmatch(r"dim3\((\d+), 1, 1\)", found.group(1))
+    return {
+        "threads": int(found.group(2)),
+        "shared_bytes": int(found.group(3)),
+        "persistent_blocks": int(fixed.group(1)) if fixed else None,
+    }
+
+
+def measured_config(version: str, kernel_cls: type) -> dict[str, Any]:
+    """The configuration the recorded ladder measured, else the first choice of every autotune knob."""
+    from matmul_site import results
+
+    data = results.load_default()
+    rows = ((data or {}).get("ladder") or {}).get("rows", {})
+    if version in rows and rows[version]["config"]:
+        return dict(rows[version]["config"])
+    config: dict[str, Any] = {}
+    for names, choices in getattr(kernel_cls, "_autotune_space", {}).items():
+        keys = [name.strip() for name in names.split(",")]
+        config.update(zip(keys, choices[0] if len(keys) > 1 else [choices[0]], strict=True))
+    return config
+
+
+def record_one(version: str) -> dict[str, Any]:
+    """Build one version for sm_90a at the ladder's configuration; what its budget box needs."""
+    import importlib
+
+    kernel_cls = getattr(importlib.import_module(f"matmul_{version}"), f"MatmulV{version[1:]}")
+    config = measured_config(version, kernel_cls)
+    report = build_sm90a(kernel_cls, config, *common.BENCH_SHAPE)
+    from matmul_site import budget, versions
+
+    source_hash = budget.source_hash(versions.get(version).path)
+    return {"config": config, "registers": report.registers, **launch_facts(report.source), "source": source_hash}
+
+
+def record(path: Path) -> dict[str, Any]:
+    """Build every version (in parallel) and write the record atomically; return it."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from matmul_site import budget, versions
+
+    names = list(versions.names())
+    context = multiprocessing.get_context("spawn")  # fresh interpreters: Tilus keeps global build state
+    with ProcessPoolExecutor(max_workers=os.cpu_count() or 1, mp_context=context) as pool:
+        built = dict(zip(names, pool.map(record_one, names), strict=True))
+    data = {
+        "arch": "sm_90a",
+        "shape": list(common.BENCH_SHAPE),
+        "tilus": tilus.__version__,
+        "nvcc": _nvcc_version(),
+        "versions": built,
+    }
+    budget.write_record(path, data)
+    return data
+
+
+def _nvcc_version() -> str:
+    done = subprocess.run([find_tool("nvcc"), "--version"], capture_output=True, text=True, check=True)
+    return done.stdout.strip().splitlines()[-1]
+
+
 if __name__ == "__main__":
-    sys.exit("import this module; tests/test_buildcheck.py shows how it is used")
+    import argparse
+
+    from matmul_site import budget
+
+    parser = argparse.ArgumentParser(description="Build every version for sm_90a on the CPU and record its budget.")
+    parser.add_argument("--record", action="store_true", help=f"write {budget.BUILD_RECORD}")
+    if not parser.parse_args().record:
+        parser.error("nothing to do: pass --record (tests/test_buildcheck.py shows the library use)")
+    for name, entry in record(budget.BUILD_RECORD)["versions"].items():
+        print(f"{name}: {entry}")

@@ -13,6 +13,7 @@ Hopper limits per SM (CUDA C Programming Guide, compute capability 9.0): 65,536 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from dataclasses import dataclass
@@ -47,7 +48,7 @@ class Build:
 @dataclass(frozen=True)
 class Budget:
     blocks_per_sm: int
-    limited_by: str  # "registers", "shared memory", "threads" or "the 32-block limit"
+    limited_by: str  # "registers", "shared memory", "threads", "the 32-block limit", or several joined by "and"
     by_resource: dict[str, int]
     flop_per_byte: float  # per K-step: 2*bm*bn*bk FLOP over the (bm + bn)*bk*2 bytes TMA brings in
     tiles: int
@@ -82,8 +83,9 @@ def blocks_per_sm(build: Build) -> tuple[int, str, dict[str, int]]:
         "threads": THREADS_PER_SM // (warps * 32),
         "the 32-block limit": BLOCKS_PER_SM,
     }
-    limited_by = min(by_resource, key=lambda name: (by_resource[name], name != "registers"))
-    return by_resource[limited_by], limited_by, by_resource
+    fewest = min(by_resource.values())
+    limited_by = " and ".join(name for name, count in by_resource.items() if count == fewest)
+    return fewest, limited_by, by_resource
 
 
 def budget(build: Build, config: dict[str, Any], shape: tuple[int, int, int], sm_count: int) -> Budget:
@@ -105,3 +107,23 @@ def budget(build: Build, config: dict[str, Any], shape: tuple[int, int, int], sm
         waves=waves,
         last_wave_fraction=last / resident,
     )
+
+
+def source_hash(kernel_file: Path) -> str:
+    """SHA-256 of a kernel file and the helpers it builds with: a changed kernel makes its record stale."""
+    digest = hashlib.sha256()
+    for path in (kernel_file, *(kernel_file.parent / name for name in HELPERS)):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+# The kernel folder's modules whose code ends up inside a kernel (V4 and later import the first two).
+HELPERS = ("pipeline.py", "raster.py", "tilus_fixes.py")
+
+
+def write_record(path: Path, data: dict[str, Any]) -> None:
+    """Write the build record in one step (temp file + rename): readers see the old record or the new one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    tmp.replace(path)

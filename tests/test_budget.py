@@ -1,0 +1,66 @@
+"""The budget box's arithmetic: blocks per SM from registers, shared memory and threads; intensity; waves."""
+
+from __future__ import annotations
+
+import pytest
+
+from matmul_site import budget
+from matmul_site.budget import Build
+
+TILE_128x256 = {"block_m": 128, "block_n": 256, "block_k": 64}
+SHAPE_8192 = (8192, 8192, 8192)
+
+
+def test_registers_are_counted_per_warp_in_units_of_256() -> None:
+    # 93 registers round up to 96 per thread: 3,072 per warp, 21 warps of 65,536, so 5 blocks of 4 warps.
+    per_sm, limited_by, by_resource = budget.blocks_per_sm(Build(128, 93, 24704, None))
+    assert (per_sm, limited_by) == (5, "registers")
+    assert by_resource == {"registers": 5, "shared memory": 9, "threads": 16, "the 32-block limit": 32}
+
+
+def test_shared_memory_limit_counts_the_reserved_kilobyte_per_block() -> None:
+    # 98,432 + 1,024 bytes per block: two fit in 228 KB (233,472 bytes), three would need 298,368.
+    per_sm, limited_by, _ = budget.blocks_per_sm(Build(128, 154, 98432, None))
+    assert (per_sm, limited_by) == (2, "shared memory")
+
+
+def test_a_tie_names_every_limiting_resource() -> None:
+    _, limited_by, _ = budget.blocks_per_sm(Build(160, 154, 98432, None))
+    assert limited_by == "registers and shared memory"
+
+
+def test_persistent_grid_of_132_blocks_has_a_partial_last_wave_at_8192() -> None:
+    b = budget.budget(Build(288, 154, 213120, 132), TILE_128x256, SHAPE_8192, sm_count=132)
+    assert b.tiles == 2048 and b.resident_blocks == 132
+    assert b.waves == pytest.approx(2048 / 132)
+    assert b.last_wave_fraction == pytest.approx(68 / 132)  # 2048 = 15 x 132 + 68
+
+
+def test_a_full_last_wave_reports_one() -> None:
+    b = budget.budget(Build(288, 154, 147584, None), TILE_128x256, (128 * 132, 256, 64), sm_count=132)
+    assert (b.waves, b.last_wave_fraction) == (1.0, 1.0)
+
+
+def test_intensity_is_the_harmonic_tile_ratio() -> None:
+    b = budget.budget(Build(288, 154, 147584, None), TILE_128x256, SHAPE_8192, sm_count=132)
+    assert b.flop_per_byte == pytest.approx(128 * 256 / (128 + 256))  # 2*bm*bn*bk FLOP / ((bm+bn)*bk*2) bytes
+
+
+def test_a_version_missing_from_the_build_record_says_how_to_remake_it() -> None:
+    with pytest.raises(budget.BudgetError, match="buildcheck.py --record"):
+        budget.build_of({"versions": {}}, "v9")
+
+
+def test_the_committed_build_record_covers_every_version() -> None:
+    from matmul_site import versions
+
+    record = budget.load_builds()
+    assert sorted(record["versions"]) == sorted(versions.names())
+
+
+def test_the_build_record_is_not_stale_for_any_kernel_file() -> None:
+    from matmul_site import versions
+
+    record = budget.load_builds()
+    stale = [v.name for v in versions.all_versions() if record["versions"][v.name]["source"] != budget.source_hash(v.path)]
+    assert stale == [], f"kernel files changed since the record: run `python examples/hopper_matmul/buildcheck.py --record`"
