@@ -3,8 +3,8 @@
 Import this module before any kernel is built and call :func:`apply`; the
 kernel files do it through ``common.py`` so that the teaching code stays free
 of it. Each fix is gated on the installed Tilus still being a release that has
-the bug (0.2.0 and older); a newer Tilus turns both off by itself. The facts
-behind both are in ``docs/method.rst`` ("Known Tilus 0.2.0 issues").
+the bug (0.2.0 and older); a newer Tilus turns all three off by itself. The facts
+behind all three are in ``docs/method.rst`` ("Known Tilus 0.2.0 issues").
 
 Fix 1, TMA on sm_90a: Tilus 0.2.0 always passes ``cta_group=1`` to the bulk
 tensor copy, which prints the Blackwell-only PTX qualifier ``.cta_group::1``;
