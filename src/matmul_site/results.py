@@ -5,7 +5,8 @@ The benchmark writes these files; the charts and the Sphinx build read them. Pur
 
 Layout (schema 2)::
 
-    schema, gpu, software, method     provenance of the whole file
+    schema, gpu, software, method     provenance of the whole file (method.earlier_runs, optional:
+                                      {run_id: how that run was measured} for runs that predate the method)
     problem                           the ladder's shape, dtype and accumulation
     ladder                            one run: every version and cuBLAS, interleaved (a Run, below)
     sweep                             runs at other shapes, one per shape, interleaved with cuBLAS
