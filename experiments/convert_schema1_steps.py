@@ -1,6 +1,9 @@
 """Rewrite a schema-1 results file as schema 2, keeping only what schema 2 can state honestly: the steps.
 
     python experiments/convert_schema1_steps.py            # plots/results/nvidia-h200.json, in place
+    git show c3e97e0:plots/results/nvidia-h200.json > /tmp/s1.json    # again, from the schema-1 original:
+    python experiments/convert_schema1_steps.py --results /tmp/s1.json --logs-base plots/results \
+        --out plots/results/nvidia-h200.json
 
 Schema 1's ladder ("entries") and sweep were stitched from separate processes and runs, with no paired
 ratios: they are dropped, to be measured again by the benchmark. Its two steps rounds were one process
@@ -140,9 +143,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--results", type=Path, default=paths.RESULTS_DIR / "nvidia-h200.json", help="file to convert")
     parser.add_argument("--out", type=Path, help="where to write (default: in place)")
+    parser.add_argument("--logs-base", type=Path, help="the folder holding logs/ (default: the file's folder)")
     args = parser.parse_args(argv)
     old = json.loads(args.results.read_text(encoding="utf-8"))
-    data = convert(old, args.results.parent, run_titles())
+    data = convert(old, args.logs_base or args.results.parent, run_titles())
     results.write_atomic(args.out or args.results, data)
     print(f"wrote {args.out or args.results}: schema 2, {len(data['steps'])} steps runs, no ladder, no sweep")
     return 0

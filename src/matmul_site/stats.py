@@ -33,8 +33,9 @@ def interval(groups: Sequence[Sequence[float]], *, resamples: int = RESAMPLES, s
     rng = random.Random(seed)
     medians = []
     for _ in range(resamples):
-        chosen = [groups[rng.randrange(len(groups))] for _ in groups]
-        sample = [g[rng.randrange(len(g))] for g in chosen for _ in g]
+        sample: list[float] = []
+        for group in rng.choices(groups, k=len(groups)):  # processes, with replacement...
+            sample += rng.choices(group, k=len(group))  # ...then rounds within each, with replacement
         medians.append(statistics.median(sample))
     medians.sort()
     tail = (1.0 - CONFIDENCE) / 2.0
@@ -45,7 +46,7 @@ def interval(groups: Sequence[Sequence[float]], *, resamples: int = RESAMPLES, s
 
 
 def verdict(ratio: dict[str, Any]) -> str:
-    """"pays" when the interval lies wholly above 1.0, "costs" when wholly below, else "within noise"."""
+    """ "pays" when the interval lies wholly above 1.0, "costs" when wholly below, else "within noise"."""
     if ratio["low"] > 1.0:
         return PAYS
     if ratio["high"] < 1.0:
