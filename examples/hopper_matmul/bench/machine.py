@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime
-import importlib.metadata
 import platform
 import statistics
 import subprocess
@@ -55,6 +54,8 @@ def git_commit(root: Path = paths.ROOT) -> str:
 
 def software() -> dict[str, str]:
     """Versions of what the worker ran with (called inside a worker, where torch is imported)."""
+    import importlib.metadata  # here: a quarter of a second that only the probe needs
+
     import torch
 
     def version(package: str) -> str:
