@@ -14,7 +14,7 @@ import pytest
 
 import benchmark
 from bench import aggregate, machine, ncu, plan, runner, worker
-from conftest import ROOT
+from conftest import EXAMPLES, ROOT
 from matmul_site import results, versions
 from tuned import TUNED
 
@@ -35,6 +35,12 @@ def test_no_section_plans_the_whole_record_ladder_sweep_and_ncu() -> None:
     assert all(i.config == TUNED[i.name] for i in ladder.impls if i.kind == "kernel")
     assert [r.shape for r in p.section_runs("sweep")] == list(plan.SWEEP_SHAPES)
     assert all([i.name for i in r.impls] == ["v4", "v5", "v6", "cublas"] for r in p.section_runs("sweep"))
+
+
+def test_the_plan_s_shape_is_the_one_every_chapter_quotes() -> None:
+    tree = ast.parse((EXAMPLES / "common.py").read_text(encoding="utf-8"))
+    found = next(n.value for n in tree.body if isinstance(n, ast.Assign) and n.targets[0].id == "BENCH_SHAPE")
+    assert ast.literal_eval(found) == plan.BENCH_SHAPE
 
 
 def test_quick_takes_fewer_processes_rounds_and_shapes_and_no_ncu() -> None:

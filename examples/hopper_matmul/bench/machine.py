@@ -132,7 +132,8 @@ def nvml_reader(uuid: str) -> Callable[[], Reading] | None:
             clock = float(pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM))
         with contextlib.suppress(Exception):
             power = pynvml.nvmlDeviceGetPowerUsage(handle) / 1000.0
-        return clock, power
+        # A zero is NVML having no reading, not a measurement (and the results file takes positive numbers only).
+        return (clock if clock else None), (power if power else None)
 
     return read
 
