@@ -55,7 +55,7 @@ QUICK = Settings(processes=2, rounds=4, repeats=20, warmup=3)
 # The cost model behind the printed estimate (seconds; H200, measured 2026-11-30, rounded up).
 START_S = 20.0  # a fresh worker: import torch and Tilus, load the cached kernels
 BUILD_S = 15.0  # nvcc for one configuration at one (N, K)
-TORCH_COMPILE_S = 90.0  # max-autotune's template search at one shape, per process
+TORCH_COMPILE_S = 25.0  # max-autotune's template search at one shape, per process (8-31 s seen; cached later)
 NCU_S = 30.0  # one profiled launch in its own process
 SUSTAINED_TFLOPS = 550.0
 
