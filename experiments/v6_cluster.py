@@ -4,20 +4,15 @@
 # consumers of BOTH blocks have released it, so every consumer warp group arrives on the empty barrier of
 # both blocks (a remote arrive through mapa). Measured far slower than V6: see the V6 chapter.
 
-import sys
-from pathlib import Path
-
 import tilus
+
+# Imported by the benchmark (by file path) while examples/hopper_matmul is on sys.path.
+from matmul_v6 import CONSUMERS, NUM_SMS, PRODUCER  # V6's warp roles and grid
 from tilus import GlobalTensor, SharedTensor, float16, float32, int32
 from tilus.utils import cdiv
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples" / "hopper_matmul"))
-
-from matmul_v6 import CONSUMERS, NUM_SMS, PRODUCER  # noqa: E402  (V6's warp roles and grid)
-
-import common  # noqa: E402
-from pipeline import Pipeline  # noqa: E402
-from raster import TileRaster  # noqa: E402
+from pipeline import Pipeline
+from raster import TileRaster
 
 
 # Empty barriers count the consumer warp groups of both blocks; each group releases a stage in both.
@@ -175,11 +170,3 @@ class MatmulV6Cluster(tilus.Script):
             # The block may not exit while TMA still reads its shared memory.
             with self.thread_group(thread_begin=0, num_threads=32):
                 self.tma.wait_group(0)
-
-
-def main() -> None:
-    common.run_main(MatmulV6Cluster(), "v6_cluster: an experiment on V6")
-
-
-if __name__ == "__main__":
-    main()

@@ -1,25 +1,20 @@
 # Experiment (not a chapter version): V6 as it was before its steps, with knobs for the attempts after it.
-# The V6 chapter's "Every step, measured" table comes from timing these variants with experiments/steps.py.
+# The V6 chapter's "Every step, measured" table: `benchmark.py --steps all` times these variants (experiments/steps.py).
 # Knobs beyond V6's: `epilogue` picks how C leaves the block:
 #   "rows"      V6's staging buffer of plain 512-byte rows (eight-way bank conflicts on the stmatrix writes);
 #   "chunks"    four 64-column chunks in TMA's 128-byte swizzle (conflict-free writes, four TMA stores);
 #   "registers" no staging buffer: fp16 straight from registers to global memory, which frees 64 KB for a stage.
 # It keeps V6's code otherwise, so that each variant differs from V6 by one change.
 
-import sys
-from pathlib import Path
-
 import tilus
+
+# Imported by the benchmark (by file path) while examples/hopper_matmul is on sys.path.
+from matmul_v6 import CONSUMERS, NUM_SMS, PRODUCER  # V6's warp roles and grid
 from tilus import GlobalTensor, SharedTensor, float16, float32, int32
 from tilus.utils import cdiv
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples" / "hopper_matmul"))
-
-from matmul_v6 import CONSUMERS, NUM_SMS, PRODUCER  # noqa: E402  (V6's warp roles and grid)
-
-import common  # noqa: E402
-from pipeline import Pipeline  # noqa: E402
-from raster import TileRaster  # noqa: E402
+from pipeline import Pipeline
+from raster import TileRaster
 
 
 # Output tile per block; each consumer warp group takes block_m / 2 rows.
@@ -146,11 +141,3 @@ class MatmulV6Variants(tilus.Script):
             # The block may not exit while TMA still reads its shared memory.
             with self.thread_group(thread_begin=0, num_threads=32):
                 self.tma.wait_group(0)
-
-
-def main() -> None:
-    common.run_main(MatmulV6Variants(), "v6_variants: an experiment on V6")
-
-
-if __name__ == "__main__":
-    main()

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent

@@ -8,9 +8,10 @@ from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
-import style
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+
+import style
 
 RASTER_PY = Path(__file__).resolve().parent.parent / "examples" / "hopper_matmul" / "raster.py"
 

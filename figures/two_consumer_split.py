@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import style
 from matplotlib.figure import Figure
+
+import style
 
 NAME = "two_consumer_split"
 

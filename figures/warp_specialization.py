@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import style
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+
+import style
 
 NAME = "warp_specialization"
 

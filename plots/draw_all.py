@@ -2,6 +2,7 @@
 
     python plots/draw_all.py                 # redraw from the recorded results into build/charts/
     python plots/draw_all.py --rerun         # on a Hopper GPU: rerun the benchmark first, then redraw
+    python plots/draw_all.py --rerun --quick --charts-dir build/quick-charts   # benchmark flags pass through
     HOPPER_MATMUL_RERUN=1 python plots/draw_all.py   # the same as --rerun
 
 Arguments that this script does not know are passed on to the benchmark with --rerun.
@@ -61,7 +62,8 @@ def rerun_benchmark(extra: list[str]) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rerun", action="store_true", help=f"rerun the benchmark first (or set {ENV_RERUN}=1)")
-    parser.add_argument("--out", type=Path, default=ROOT / "build" / "charts", help="where the SVGs go")
+    # Not --out: that is the benchmark's results file, passed through with --rerun.
+    parser.add_argument("--charts-dir", type=Path, default=ROOT / "build" / "charts", help="where the SVGs go")
     args, extra = parser.parse_known_args(argv)
     if extra and not args.rerun and os.environ.get(ENV_RERUN) != "1":
         parser.error(f"unknown arguments {' '.join(extra)} (they are only passed on to the benchmark with --rerun)")
@@ -73,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     source = chartlib.results_path()
     print(f"results: {source.relative_to(ROOT) if source else chartlib.NOT_MEASURED}")
     for script in scripts():
-        print(f"  {draw(script, args.out)}")
+        print(f"  {draw(script, args.charts_dir)}")
     return 0
 
 

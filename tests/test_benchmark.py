@@ -1,464 +1,379 @@
-"""The benchmark's CPU-side behaviour: arguments, version discovery, statistics, recording, and refusing to run
-without a Hopper GPU. The timing itself runs on the GPU (the lead's benchmark run)."""
+"""The benchmark on the CPU: plan and refusals, aggregation with known answers, the worker protocol end to end
+(a fake backend stands in for the GPU: made-up, deterministic times), ncu parsing, the schema-1 conversion."""
 
 from __future__ import annotations
 
+import ast
+import importlib.util
 import json
-import re
-import subprocess
-import sys
-from collections.abc import Iterator, Sequence
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import benchmark
-from matmul_site import results
-from conftest import EXAMPLES
-
-FAKE_GPU = benchmark.Gpu(name="NVIDIA H200", sm_count=132, capability="9.0", memory_gb=140.4, smi_id=None)
-SMALL_SHAPE = (256, 512, 128)
-
-
-@pytest.fixture
-def kernel_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A directory laid out like examples/hopper_matmul, with fake kernel files that import nothing."""
-    directory = tmp_path / "kernels"
-    directory.mkdir()
-    (directory / "common.py").write_text(f"BENCH_SHAPE = {SMALL_SHAPE}\n")
-    for n in (0, 4, 7):
-        (directory / f"matmul_v{n}.py").write_text(f"# V{n}: fake technique {n}\n\nclass MatmulV{n}:\n    pass\n")
-    monkeypatch.setattr(sys, "path", list(sys.path))  # load_kernel_class prepends the directory it loads from
-    real = {name: module for name, module in sys.modules.items() if name == "common" or name.startswith("matmul_v")}
-    yield directory
-    # The fakes must not stand in for the real kernels in later tests of this session.
-    for name in [n for n, m in sys.modules.items() if str(getattr(m, "__file__", "")).startswith(str(directory))]:
-        del sys.modules[name]
-    sys.modules.update(real)
+from bench import aggregate, machine, ncu, plan, runner, worker
+from conftest import EXAMPLES, ROOT
+from matmul_site import results, versions
+from tuned import TUNED
 
 
-@pytest.fixture
-def no_gpu_probe(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Fails the test if anything asks for the GPU; returns the list of calls (stays empty)."""
-    calls: list[str] = []
-
-    def probe() -> benchmark.Gpu:
-        calls.append("probe")
-        raise AssertionError("the GPU was probed")
-
-    monkeypatch.setattr(benchmark, "probe_hopper", probe)
-    return calls
+def make(*argv: str) -> plan.Plan:
+    return plan.make_plan(plan.build_parser().parse_args(list(argv)))
 
 
-def run_main(argv: Sequence[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = benchmark.main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+# --- the plan and the command line ---
 
 
-# --- arguments are checked before anything touches the GPU ---
+def test_no_section_plans_the_whole_record_ladder_sweep_and_ncu() -> None:
+    p = make()
+    assert p.sections() == ["ladder", "sweep"] and p.ncu and not p.quick
+    ladder = p.section_runs("ladder")[0]
+    assert [i.name for i in ladder.impls] == [*versions.names(), "cublas"]
+    assert ladder.step_over == {"v1": "v0", "v2": "v1", "v3": "v2", "v4": "v3", "v5": "v4", "v6": "v5"}
+    assert all(i.config == TUNED[i.name] for i in ladder.impls if i.kind == "kernel")
+    assert [r.shape for r in p.section_runs("sweep")] == list(plan.SWEEP_SHAPES)
+    assert all([i.name for i in r.impls] == ["v4", "v5", "v6", "cublas"] for r in p.section_runs("sweep"))
 
 
-def test_unknown_version_exits_2_naming_it_and_the_versions_that_exist(
-    kernel_dir: Path, no_gpu_probe: list[str], capsys: pytest.CaptureFixture[str]
-) -> None:
-    code, _, err = run_main(["--versions", "v0,v9", "--kernel-dir", str(kernel_dir)], capsys)
-    assert code == 2
-    assert "unknown version 'v9'" in err
-    assert "found: v0, v4, v7" in err
-    assert no_gpu_probe == []
+def test_the_plan_s_shape_is_the_one_every_chapter_quotes() -> None:
+    tree = ast.parse((EXAMPLES / "common.py").read_text(encoding="utf-8"))
+    found = next(n.value for n in tree.body if isinstance(n, ast.Assign) and n.targets[0].id == "BENCH_SHAPE")
+    assert ast.literal_eval(found) == plan.BENCH_SHAPE
+
+
+def test_quick_takes_fewer_processes_rounds_and_shapes_and_no_ncu() -> None:
+    p = make("--quick")
+    assert p.settings == plan.QUICK and not p.ncu
+    assert [r.shape for r in p.section_runs("sweep")] == list(plan.QUICK_SWEEP_SHAPES)
+    assert runner.describe_out(p).endswith("build/quick/<gpu>.json")
+
+
+def test_options_override_the_settings_and_torch_compile_joins_the_sweep() -> None:
+    p = make("--sweep", "--torch-compile", "--sweep-shapes", "1024x2048x512", "--rounds", "4", "--warmup", "0")
+    assert p.settings == plan.Settings(processes=3, rounds=4, repeats=30, warmup=0)
+    (run,) = p.runs
+    assert run.shape == (1024, 2048, 512) and run.impls[-1].name == versions.TORCH_COMPILE
+
+
+def test_autotune_leaves_the_configs_to_tilus_and_builds_one_at_a_time() -> None:
+    p = make("--ladder", "--autotune")
+    assert p.build_jobs == 1 and all(i.config is None for i in p.runs[0].impls if i.kind == "kernel")
 
 
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--repeats", "0"], "argument --repeats: must be a positive integer, got '0'"),
-        (["--processes", "three"], "argument --processes: must be a positive integer, got 'three'"),
-        (["--warmup", "-1"], "argument --warmup: must be an integer >= 0"),
-        (["--timeout", "1.5"], "argument --timeout: must be a positive integer"),
-        (["--versions", ","], "--versions needs at least one version"),
-        (["--versions", "v0,v0"], "names a version twice"),
-        (["--sweep-impls", "v0,triton"], "unknown sweep implementation 'triton'"),
-        (["--sweep-shapes", "1024x1024"], "argument --sweep-shapes: bad shape '1024x1024': expected MxNxK"),
-        (["--frobnicate"], "unrecognized arguments: --frobnicate"),
+        (["--sweep", "--ncu"], "--ncu profiles the ladder"),
+        (["--ladder", "--torch-compile"], "--torch-compile adds a peer to the sweep"),
+        (["--ladder", "--sweep-shapes", "1024x1024x1024"], "--sweep-shapes needs --sweep"),
+        (["--sweep", "--sweep-shapes", "4096x4096"], "bad shape '4096x4096'"),
+        (["--sweep", "--sweep-shapes", "64x64x60"], "K must be a multiple of 8"),
+        (["--sweep", "--sweep-shapes", "64x64x64,64x64x64"], "names a shape twice"),
+        (["--ladder", "--rounds", "0"], "must be a positive integer"),
+        (["--ladder", "--rounds", "1", "--processes", "1"], "no interval"),
+        (["--steps", "round 9"], "unknown steps run"),
+        (["--ladder", "--backend", "fake"], "needs --out"),
+        (["--ladder", "--no-such-flag"], "unrecognized arguments"),
     ],
 )
-def test_bad_arguments_exit_2_with_a_message_and_no_gpu_probe(
-    argv: list[str], message: str, kernel_dir: Path, no_gpu_probe: list[str], capsys: pytest.CaptureFixture[str]
+def test_bad_usage_exits_2_with_the_reason_and_writes_nothing(
+    argv: list[str], message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, _, err = run_main([*argv, "--kernel-dir", str(kernel_dir)], capsys)
-    assert code == 2
-    assert message in err
-    assert no_gpu_probe == []
+    monkeypatch.chdir(tmp_path)
+    assert benchmark.main(argv) == 2
+    assert message in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
 
 
-def test_out_pointing_at_a_directory_is_a_usage_error(
-    kernel_dir: Path, tmp_path: Path, no_gpu_probe: list[str], capsys: pytest.CaptureFixture[str]
+def test_out_must_be_a_json_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert benchmark.main(["--ladder", "--out", str(tmp_path)]) == 2
+    assert "give a .json file path" in capsys.readouterr().err
+
+
+def test_dry_run_prints_the_plan_with_its_estimate_and_runs_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, _, err = run_main(["--cublas", "--out", str(tmp_path), "--kernel-dir", str(kernel_dir)], capsys)
-    assert code == 2
-    assert "is a directory" in err
-
-
-def test_a_version_file_without_its_class_is_a_usage_error(
-    kernel_dir: Path, no_gpu_probe: list[str], capsys: pytest.CaptureFixture[str]
-) -> None:
-    (kernel_dir / "matmul_v7.py").write_text("class SomethingElse:\n    pass\n")
-    code, _, err = run_main(["--versions", "v7", "--kernel-dir", str(kernel_dir)], capsys)
-    assert code == 2
-    assert "matmul_v7.py defines no class MatmulV7" in err
-
-
-def test_the_cli_rejects_an_unknown_version_with_exit_code_2() -> None:
-    script = EXAMPLES / "benchmark.py"
-    proc = subprocess.run(
-        [sys.executable, str(script), "--versions", "v999"], capture_output=True, text=True, timeout=120
-    )
-    assert proc.returncode == 2
-    assert "unknown version 'v999'" in proc.stderr
-
-
-# --- versions by convention ---
-
-
-def test_versions_are_the_matmul_v_n_files_in_numeric_order(tmp_path: Path) -> None:
-    for name in ("matmul_v2.py", "matmul_v10.py", "matmul_v0.py", "matmul_v01.py", "matmul_vx.py", "matmul.py"):
-        (tmp_path / name).write_text("")
-    (tmp_path / "notes_v3.py").write_text("")
-    assert benchmark.discover_versions(tmp_path) == ["v0", "v2", "v10"]
-
-
-def test_every_real_kernel_file_defines_the_class_the_benchmark_looks_for() -> None:
-    for version in benchmark.discover_versions():
-        path = benchmark.kernel_file(version)
-        assert benchmark.defines_class(path, benchmark.kernel_class_name(version)), f"{path.name}: no MatmulV<N>"
-
-
-def test_a_version_loads_its_class_by_convention_and_reports_its_technique(kernel_dir: Path) -> None:
-    cls = benchmark.load_kernel_class("v7", kernel_dir)
-    assert cls.__name__ == "MatmulV7"
-    assert benchmark.technique_of(cls) == "fake technique 7"
-
-
-def test_the_benchmark_shape_is_read_from_common_without_importing_it() -> None:
-    assert benchmark.bench_shape() == (8192, 8192, 8192)
-
-
-# --- the plan ---
-
-
-def plan_for(argv: list[str], kernel_dir: Path) -> benchmark.Plan:
-    args = benchmark.build_parser().parse_args([*argv, "--kernel-dir", str(kernel_dir)])
-    return benchmark.make_plan(args)
-
-
-def test_no_selection_runs_every_version_cublas_and_the_sweep(kernel_dir: Path) -> None:
-    plan = plan_for([], kernel_dir)
-    assert plan.versions == ("v0", "v4", "v7")
-    assert plan.cublas
-    assert plan.sweep_impls == ("v4", benchmark.CUBLAS, benchmark.TORCH_COMPILE)  # v5, v6 do not exist here
-    assert plan.shape == SMALL_SHAPE
-    assert plan.processes == 3
-
-
-def test_sweep_shapes_narrow_the_sweep_to_the_shapes_named(kernel_dir: Path) -> None:
-    plan = plan_for(["--sweep-impls", "cublas", "--sweep-shapes", "1024x2048x512,8192x4096x4096"], kernel_dir)
-    assert plan.sweep_shapes == ((1024, 2048, 512), (8192, 4096, 4096))
-    assert plan_for(["--sweep-impls", "cublas"], kernel_dir).sweep_shapes == benchmark.SWEEP_SHAPES
-
-
-def test_a_selection_runs_only_what_it_names(kernel_dir: Path) -> None:
-    plan = plan_for(["--versions", "V4"], kernel_dir)
-    assert (plan.versions, plan.cublas, plan.sweep_impls) == (("v4",), False, ())
-    plan = plan_for(["--sweep-impls", "cublas"], kernel_dir)
-    assert (plan.versions, plan.cublas, plan.sweep_impls) == ((), False, ("cublas",))
-    plan = plan_for(["--versions", "all", "--cublas"], kernel_dir)
-    assert (plan.versions, plan.cublas, plan.sweep_impls) == (("v0", "v4", "v7"), True, ())
-
-
-def test_sweep_shapes_hold_the_squares_and_the_llm_shapes() -> None:
-    squares = [s for s in benchmark.SWEEP_SHAPES if s[0] == s[1] == s[2]]
-    assert [s[0] for s in squares] == [1024, 2048, 4096, 8192, 16384]
-    llm = {s for s in benchmark.SWEEP_SHAPES if s not in squares}
-    assert llm == {(8192, 4096, 4096), (8192, 14336, 4096), (8192, 4096, 14336)}
-
-
-def test_dry_run_prints_the_plan_without_a_gpu(
-    kernel_dir: Path, tmp_path: Path, no_gpu_probe: list[str], capsys: pytest.CaptureFixture[str]
-) -> None:
-    out = tmp_path / "out.json"
-    code, text, _ = run_main(["--dry-run", "--versions", "v0,v7", "--sweep", "--out", str(out),
-                              "--kernel-dir", str(kernel_dir)], capsys)  # fmt: skip
-    assert code == 0
-    assert "versions: v0, v7" in text
-    assert "256x512x128" in text
-    assert "3 fresh processes" in text
-    assert "16384x16384x16384" in text and "8192x14336x4096" in text
-    assert str(out) in text
+    out = tmp_path / "r.json"
+    assert benchmark.main(["--dry-run", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "estimated duration: about" in printed and "dry run" in printed and "ladder" in printed
     assert not out.exists()
-    assert no_gpu_probe == []
 
 
-# --- statistics and entries ---
+def test_the_estimate_keeps_the_record_near_15_minutes_and_quick_under_10() -> None:
+    def minutes(*argv: str) -> float:
+        return sum(s for _, s in plan.estimate(make(*argv))) / 60
+
+    assert minutes() <= 15 and minutes("--quick") < 10
 
 
-def test_the_recorded_latency_is_the_median_of_the_process_medians() -> None:
-    assert benchmark.median_of_medians([3.0, 1.0, 2.0]) == 2.0
-    assert benchmark.median_of_medians([1.0, 5.0, 1.1]) == 1.1  # one slow process does not move it
-    assert benchmark.median_index([3.0, 1.0, 2.0]) == 2
-    with pytest.raises(ValueError):
-        benchmark.median_of_medians([])
+def _autotune_space(path: Path, cls: str) -> dict[str, list[Any]]:
+    """The @tilus.autotune lists of a kernel class, read from its source: {"block_m": [...], ...}."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    node = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls)
+    space: dict[str, list[Any]] = {}
+    for deco in node.decorator_list:
+        if isinstance(deco, ast.Call) and getattr(deco.func, "attr", "") == "autotune":
+            names = [n.strip() for n in ast.literal_eval(deco.args[0]).split(",")]
+            for values in ast.literal_eval(deco.args[1]):
+                values = values if len(names) > 1 else [values]
+                for name, value in zip(names, values, strict=True):
+                    space.setdefault(name, []).append(value)
+    return space
 
 
-def test_an_entry_takes_medians_of_ours_and_cublas_and_the_median_process_config() -> None:
-    runs = [
-        {"latency_ms": 3.0, "cublas_latency_ms": 1.50, "config": {"block_k": 32}, "technique": "TMA + WGMMA"},
-        {"latency_ms": 2.0, "cublas_latency_ms": 1.48, "config": {"block_k": 64}, "technique": "TMA + WGMMA"},
-        {"latency_ms": 2.5, "cublas_latency_ms": 1.52, "config": {"block_k": 128}, "technique": "TMA + WGMMA"},
-    ]
-    entry = benchmark.make_entry("v1", (8192, 8192, 8192), runs, None, "2026-11-30", "abc1234")
-    assert entry["latency_ms"] == 2.5
-    assert entry["cublas_latency_ms"] == 1.50
-    assert entry["fraction_of_cublas"] == pytest.approx(1.50 / 2.5)
-    assert entry["process_latencies_ms"] == [3.0, 2.0, 2.5]
-    assert entry["config"] == {"block_k": 128}
-    assert entry["tflops"] == pytest.approx(2 * 8192**3 / 2.5e-3 / 1e12)
-    assert entry["technique"] == "TMA + WGMMA"
+@pytest.mark.parametrize("version", versions.all_versions(), ids=lambda v: v.name)
+def test_each_pinned_config_lies_in_its_kernel_s_autotune_space(version: versions.Version) -> None:
+    space = _autotune_space(version.path, version.class_name)
+    pinned = TUNED[version.name]
+    assert set(pinned) == set(space)
+    assert all(pinned[name] in space[name] for name in space), (pinned, space)
 
 
-def test_the_cublas_entry_is_its_own_reference() -> None:
-    runs = [{"latency_ms": ms, "config": {}} for ms in (1.5, 1.4, 1.6)]
-    entry = benchmark.make_entry("cublas", (8192, 8192, 8192), runs, None, "2026-11-30", "abc1234")
-    assert entry["fraction_of_cublas"] == 1.0
-    assert "cublas_latency_ms" not in entry
-    assert entry["technique"] == benchmark.CUBLAS_TECHNIQUE
+def test_every_steps_variant_names_a_class_its_file_defines() -> None:
+    runs = plan.steps_runs("all", plan.STEPS_FILE)
+    assert [r.name for r in runs] == ["round 1", "round 2"] and all(r.after == "v6" for r in runs)
+    for run in runs:
+        assert set(run.step_over.values()) == {"v6-rows"}
+        for impl in run.impls[:-1]:
+            tree = ast.parse(Path(impl.file).read_text(encoding="utf-8"))
+            assert impl.cls in {n.name for n in tree.body if isinstance(n, ast.ClassDef)}, impl
+    assert [name for name, kept in runs[1].kept.items() if kept] == ["v6-rows-sw16"]
 
 
-def test_published_peak_is_known_for_listed_gpus_and_null_otherwise() -> None:
-    h200 = benchmark.gpu_record(FAKE_GPU, [])
-    assert h200["published_dense_fp16_tflops"] == 989.4
-    assert h200["published_source"].startswith("https://")
-    other = benchmark.gpu_record(benchmark.Gpu("NVIDIA H200 NVL", 132, "9.0", 140.4, None), [])
-    assert other["published_dense_fp16_tflops"] is None and other["published_source"] is None
+def test_kernels_are_built_once_per_config_with_every_shape_they_meet() -> None:
+    specs = runner.build_specs(make("--ladder", "--sweep", "--sweep-shapes", "1024x1024x1024"))
+    v4 = [s for s in specs if s["cls"] == "MatmulV4"]
+    assert len(specs) == len(versions.names()) and len(v4) == 1
+    assert v4[0]["shapes"] == [[8192, 8192, 8192], [1024, 1024, 1024]] and v4[0]["check"]
 
 
-def test_git_commit_is_unknown_outside_a_repository(tmp_path: Path) -> None:
-    assert benchmark.git_commit(tmp_path) == "unknown"
+# --- aggregation: known answers from synthetic samples ---
+
+SPEC = plan.RunSpec(
+    "ladder",
+    "ladder",
+    (8192, 8192, 8192),
+    tuple(plan.ImplSpec(n, "kernel", n.upper(), config={}) for n in ("v0", "v1", "cublas")),
+    {"v1": "v0"},
+)
 
 
-# --- ncu output ---
+def process(clock: list[float], **extra: Any) -> dict[str, Any]:
+    """One process's samples: v0 = 4 ms, v1 = 2 ms, cuBLAS = 1 ms, all scaled by the round's clock."""
+    base = {"v0": 4.0, "v1": 2.0, "cublas": 1.0}
+    return {
+        "samples": {n: [ms * c for c in clock] for n, ms in base.items()},
+        "clocks": {"v0": [1500.0, 1700.0, 1900.0], "v1": [], "cublas": [1800.0]},
+        "power": {"v0": [700.0], "v1": [], "cublas": [650.0, 690.0]},
+        "configs": {"v0": {"block_m": 64}, "v1": {}, "cublas": {}},
+    } | extra
 
-_GMMA, _HMMA = (f"sm__pipe_tensor_op_{op}_cycles_active.avg.pct_of_peak_sustained_active" for op in ("gmma", "hmma"))
-_DRAM = "dram__throughput.avg.pct_of_peak_sustained_elapsed"
-NCU_CSV = f"""==PROF== Connected to process 123
-"ID","Process ID","Process Name","Kernel Name","{_DRAM}","{_GMMA}","{_HMMA}"
-"","","","","%","%","%"
-"0","123","python","matmul_v1_kernel","21.75","1,041.5","0"
+
+def make_run(per_process: list[dict[str, Any]]) -> dict[str, Any]:
+    return aggregate.make_run(
+        SPEC, per_process, run_id="r", date="2026-12-01", git_commit="abc", warmup=5, repeats=30, log="logs/r.json"
+    )
+
+
+def test_ratios_are_paired_within_rounds_so_a_wandering_clock_cancels() -> None:
+    run = make_run([process([1.0, 1.1, 0.9]), process([1.05, 0.95, 1.2])])
+    v0, v1, cublas = (run["rows"][n] for n in ("v0", "v1", "cublas"))
+    assert v0["ratio_to_cublas"] == pytest.approx({"median": 0.25, "low": 0.25, "high": 0.25})
+    assert v1["step"] == pytest.approx({"over": "v0", "median": 2.0, "low": 2.0, "high": 2.0})
+    assert cublas["ratio_to_cublas"] == {"median": 1.0, "low": 1.0, "high": 1.0}
+    assert v1["latency_ms"] == pytest.approx(2.0 * 1.025)  # median of the six clock-scaled samples
+    assert v1["tflops"] == pytest.approx(results.tflops(8192, 8192, 8192, v1["latency_ms"]))
+    assert (v0["sm_clock_mhz"], v0["power_w"], v1["sm_clock_mhz"], cublas["power_w"]) == (1700.0, 700.0, None, 670.0)
+    assert (run["rounds"], run["processes"], v0["config"], "step" not in v0) == (3, 2, {"block_m": 64}, True)
+    assert v0["counters"] is None and v0["title"] == "V0"
+    results.validate(fake_results_file(run))
+
+
+def fake_results_file(ladder: dict[str, Any]) -> dict[str, Any]:
+    import fake_results
+
+    return fake_results.provenance() | {"ladder": ladder}
+
+
+def test_a_run_needs_the_same_rounds_for_every_impl() -> None:
+    broken = process([1.0, 1.1])
+    broken["samples"]["v1"].pop()
+    with pytest.raises(ValueError, match="same number of rounds"):
+        make_run([broken])
+
+
+# --- the worker protocol, end to end with the fake backend ---
+
+
+STEPS_SPEC = """
+VARIANTS = {
+    "v5": ("matmul_v5.py", "MatmulV5", {"block_m": 128}, "the baseline"),
+    "v6": ("matmul_v6.py", "MatmulV6", {"block_m": 128}, "the change"),
+}
+RUNS = {"try": {"after": "v6", "title": "a try", "baseline": "v5", "variants": ["v5", "v6"], "kept": ["v6"]}}
 """
 
 
-def test_ncu_csv_gives_the_first_kernel_s_metrics() -> None:
-    values = benchmark.parse_ncu_csv(NCU_CSV, benchmark.ncu_metric_names())
-    assert values["dram__throughput.avg.pct_of_peak_sustained_elapsed"] == 21.75
-    assert values["sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active"] == 1041.5
-    assert benchmark.parse_ncu_csv("==ERROR== ERR_NVGPUCTRPERM", benchmark.ncu_metric_names()) == {}
+def fake(tmp_path: Path, *argv: str, processes: int = 2) -> int:
+    steps = tmp_path / "steps_spec.py"
+    steps.write_text(STEPS_SPEC)
+    out = tmp_path / "res" / "nvidia-h200.json"
+    common = ["--backend", "fake", "--out", str(out), "--rounds", "3", "--processes", str(processes)]
+    return benchmark.main([*common, "--git-commit", "abc1234", "--steps-file", str(steps), *argv])
 
 
-def test_tensor_pipe_counter_is_the_busier_of_wgmma_and_mma_sync() -> None:
-    gmma, hmma = benchmark.NCU_METRICS["tensor_pipe_pct"]
-    (dram,) = benchmark.NCU_METRICS["dram_throughput_pct"]
-    counters = benchmark.counters_from_metrics({gmma: 0.0, hmma: 38.5, dram: 20.0})
-    assert counters is not None
-    assert (counters["tensor_pipe_pct"], counters["dram_throughput_pct"]) == (38.5, 20.0)
-    assert benchmark.counters_from_metrics({}) is None
+def test_a_fake_record_runs_the_whole_protocol_and_writes_paired_results_and_a_log(tmp_path: Path) -> None:
+    assert fake(tmp_path, "--ladder", "--ncu", "--sweep", "--sweep-shapes", "4096x4096x4096", "--steps", "try") == 0
+    data = results.load(tmp_path / "res" / "nvidia-h200.json")
+    ladder, (sweep,), (steps,) = data["ladder"], data["sweep"], data["steps"]
+    assert list(ladder["rows"]) == [*versions.names(), "cublas"]
+    assert ladder["rows"]["v1"]["step"]["median"] == pytest.approx(3.5 / 2.0)  # the fake's V0 and V1 times
+    assert sweep["rows"]["v4"]["ratio_to_cublas"]["median"] == pytest.approx(1.5 / 1.65)
+    assert steps["rows"]["v6"]["step"] == pytest.approx({"over": "v5", "median": 1.7 / 1.6, "low": 1.7 / 1.6,
+                                                         "high": 1.7 / 1.6})  # fmt: skip
+    assert (steps["title"], steps["rows"]["v6"]["kept"], steps["rows"]["v5"]["kept"]) == ("a try", True, False)
+    assert ladder["rows"]["v2"]["sm_clock_mhz"] == 1755.0 and ladder["rows"]["v2"]["counters"] is None  # no ncu
+    assert {r["run_id"] for r in (ladder, sweep, steps)} == {ladder["run_id"]}  # one id for one invocation
+    assert (ladder["git_commit"], ladder["processes"], ladder["rounds"]) == ("abc1234", 2, 3)
+    log = json.loads((tmp_path / "res" / ladder["log"]).read_text())
+    assert [len(p["samples"]["v0"]) for p in log["runs"][0]["processes"]] == [3, 3]
+    assert aggregate.runs_from_log(log) == [ladder, sweep, steps]  # the intervals can be recomputed
 
 
-def test_worker_output_yields_the_result_line_and_passes_the_rest_on(capsys: pytest.CaptureFixture[str]) -> None:
-    stdout = "tuning...\n" + benchmark.RESULT_PREFIX + json.dumps({"impl": "v1", "rows": []}) + "\n"
-    assert benchmark.parse_worker_output(stdout) == {"impl": "v1", "rows": []}
-    assert "tuning..." in capsys.readouterr().err
-    assert benchmark.parse_worker_output("no result\n") is None
+def test_a_second_invocation_merges_and_keeps_what_it_did_not_measure(tmp_path: Path) -> None:
+    assert fake(tmp_path, "--ladder", processes=1) == 0
+    first = results.load(tmp_path / "res" / "nvidia-h200.json")
+    time.sleep(1.1)  # run ids have one-second resolution
+    assert fake(tmp_path, "--sweep", "--sweep-shapes", "1024x1024x1024", processes=1) == 0
+    merged = results.load(tmp_path / "res" / "nvidia-h200.json")
+    assert merged["ladder"] == first["ladder"] and len(merged["sweep"]) == 1
+    assert len(list((tmp_path / "res" / "logs").glob("*.json"))) == 2
 
 
-# --- no Hopper GPU: refuse, explain, touch nothing ---
+def test_a_wrong_result_exits_3_and_records_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert fake(tmp_path, "--ladder", "--fake-fail-check", "v3") == 3
+    assert "v3 is wrong at 8192x8192x8192" in capsys.readouterr().err
+    assert not (tmp_path / "res").exists()
 
 
-def test_without_a_hopper_gpu_it_exits_non_zero_and_leaves_the_results_file(
+def test_a_results_file_of_another_gpu_is_refused_before_measuring(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    pytest.importorskip("torch")
-    import torch
+    import fake_results
 
-    if torch.cuda.is_available():
-        pytest.skip("this machine has a CUDA GPU")
-    out = tmp_path / "nvidia-h200.json"
-    out.write_text('{"kept": true}\n')
-    code, _, err = run_main(["--cublas", "--no-ncu", "--out", str(out)], capsys)
-    assert code == 1
-    assert "no CUDA GPU is visible" in err and "Hopper" in err
-    assert f"{out} is unchanged" in err
-    assert out.read_text() == '{"kept": true}\n'
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["nvidia-h200.json"]
+    path = tmp_path / "res" / "nvidia-h200.json"
+    results.write_atomic(path, fake_results.fake_file("NVIDIA H100 PCIe"))
+    before = path.read_bytes()
+    assert fake(tmp_path, "--ladder") == 1
+    assert "one file per GPU model" in capsys.readouterr().err and path.read_bytes() == before
 
 
-# --- a whole run with fake workers ---
+def test_the_worker_checks_everything_first_then_alternates_the_order_round_by_round() -> None:
+    run = plan.RunSpec("sweep", "s", (1024, 1024, 1024), SPEC.impls)
+    job = {"mode": "time", "backend": "fake", "settings": {"rounds": 3, "repeats": 1, "warmup": 0, "process": 0},
+           "runs": [run.to_json()]}  # fmt: skip
+    answer, status = worker.run_job(job)
+    (got,) = answer["runs"]
+    assert status == 0 and got["orders"] == [["v0", "v1", "cublas"], ["cublas", "v1", "v0"], ["v0", "v1", "cublas"]]
+    assert got["checks"]["v1"] == [{"ok": True, "bad": 0, "max_abs_err": 1e-4, "shape": [1024, 1024, 1024]}]
 
 
-def fake_worker(failing: set[str] = frozenset()) -> Any:  # type: ignore[assignment]
-    """Stands in for run_worker: canned measurements per implementation; `failing` ones raise WorkerError."""
+def test_the_sampler_reads_only_while_a_window_is_open() -> None:
+    reads: list[float] = []
 
-    def run(cmd: Sequence[str], timeout_s: float) -> dict[str, Any]:
-        impl = cmd[cmd.index("--impl") + 1]
-        if impl in failing:
-            raise benchmark.WorkerError("wrong result at 256x512x128")
-        shapes = benchmark.parse_shapes(cmd[cmd.index("--shapes") + 1])
-        base = {"v0": 3.0, "v4": 1.6, "v7": 2.0, "cublas": 1.5, benchmark.TORCH_COMPILE: 1.55}[impl]
-        rows = [{"m": m, "n": n, "k": k, "latency_ms": base * m * n * k / 8192**3, "config": {"block_m": 128},
-                 "cublas_latency_ms": 1.5 * m * n * k / 8192**3} for m, n, k in shapes]  # fmt: skip
-        return {"impl": impl, "rows": rows, "technique": f"technique of {impl}"}
+    def read() -> machine.Reading:
+        reads.append(time.monotonic())
+        return 1800.0, 700.0
 
-    return run
-
-
-@pytest.fixture
-def fake_machine(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(benchmark, "probe_hopper", lambda: FAKE_GPU)
-    monkeypatch.setattr(benchmark, "software_record", lambda: {"cuda": "13.0", "torch": "2.11.0+cu130",
-                                                               "tilus": "0.2.0", "python": "3.12.3"})  # fmt: skip
-    monkeypatch.setattr(benchmark, "nvidia_smi", lambda fields, smi_id: None)
+    sampler = machine.WindowSampler(read, interval_s=0.001)
+    try:
+        time.sleep(0.05)
+        assert reads == []
+        with sampler.window("v1"):
+            time.sleep(0.02)
+        clocks, power = sampler.take("v1")
+        assert len(clocks) >= 1 and set(clocks) == {1800.0} and set(power) == {700.0}
+        count = len(reads)
+        time.sleep(0.05)
+        assert len(reads) == count and sampler.take("v1") == ([], [])
+    finally:
+        sampler.close()
 
 
-def test_a_run_records_entries_and_sweep_rows_into_a_valid_file(
-    kernel_dir: Path, tmp_path: Path, fake_machine: None, monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
-    monkeypatch.setattr(benchmark, "run_worker", fake_worker())
-    out = tmp_path / "nvidia-h200.json"
-    argv = ["--versions", "v0,v7", "--cublas", "--sweep-impls", "v4,cublas", "--no-ncu", "--git-commit", "f00d",
-            "--out", str(out), "--kernel-dir", str(kernel_dir)]  # fmt: skip
-    code, table, _ = run_main(argv, capsys)
-    assert code == 0
-    data = results.load(out)
-    assert sorted(data["entries"]) == ["cublas", "v0", "v7"]
-    v0 = data["entries"]["v0"]
-    assert v0["latency_ms"] == pytest.approx(3.0 * 256 * 512 * 128 / 8192**3)
-    assert v0["fraction_of_cublas"] == pytest.approx(0.5)
-    assert v0["git_commit"] == "f00d" and v0["counters"] is None and v0["technique"] == "technique of v0"
-    assert data["problem"] == {"m": 256, "n": 512, "k": 128, "dtype": "float16", "accumulate": "float32"}
-    assert data["gpu"]["published_dense_fp16_tflops"] == 989.4
-    assert {(r["impl"], r["m"], r["n"], r["k"]) for r in data["sweep"]} == {
-        (impl, *shape) for impl in ("v4", "cublas") for shape in benchmark.SWEEP_SHAPES
-    }
-    assert "v0" in table and "v7" in table and "cublas" in table and "16384x16384x16384" in table
+def test_progress_lines_count_steps_and_say_how_long_is_left(capsys: pytest.CaptureFixture[str]) -> None:
+    progress = runner.Progress([("a", 60.0), ("b", 120.0)])
+    with progress.step("a"):
+        pass
+    with progress.step("b"):
+        pass
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == "[1/2] a (elapsed 0s, about 2m00s left)"
+    assert lines[1].startswith("[2/2] b (elapsed 0s, about ") and lines[1].endswith(" left)")
 
 
-def test_a_failing_version_is_not_recorded_and_the_others_are_kept(
-    kernel_dir: Path, tmp_path: Path, fake_machine: None, monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
-    out = tmp_path / "nvidia-h200.json"
-    common_args = ["--no-ncu", "--out", str(out), "--kernel-dir", str(kernel_dir)]
-    monkeypatch.setattr(benchmark, "run_worker", fake_worker())
-    assert run_main(["--versions", "v0,v7", *common_args], capsys)[0] == 0
-    first = results.load(out)
+# --- ncu ---
 
-    monkeypatch.setattr(benchmark, "run_worker", fake_worker(failing={"v7"}))
-    code, _, err = run_main(["--versions", "v0,v7", *common_args], capsys)
-    assert code == 1
-    assert "wrong result" in err and "not recorded: v7" in err
-    data = results.load(out)
-    assert data["entries"]["v7"] == first["entries"]["v7"]  # the earlier measurement stays
+GMMA, DRAM = ncu.NCU_METRICS["tensor_pipe_pct"][0], ncu.NCU_METRICS["dram_throughput_pct"][0]
+NCU_CSV = f"""==PROF== Connected to process 1
+"ID","Kernel Name","{GMMA}","{DRAM}"
+"","","%","%"
+"0","matmul","78.25","1,234.5"
+"1","other","1","2"
+"""
 
 
-def test_a_corrupt_results_file_stops_the_run_before_measuring(
-    kernel_dir: Path, tmp_path: Path, fake_machine: None, monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
-    def must_not_run(cmd: Sequence[str], timeout_s: float) -> dict[str, Any]:
-        raise AssertionError("a worker was started")
-
-    monkeypatch.setattr(benchmark, "run_worker", must_not_run)
-    out = tmp_path / "nvidia-h200.json"
-    out.write_text('{"schema": 1')
-    code, _, err = run_main(["--cublas", "--no-ncu", "--out", str(out), "--kernel-dir", str(kernel_dir)], capsys)
-    assert code == 1
-    assert "nvidia-h200.json: not valid JSON" in err
-    assert out.read_text() == '{"schema": 1'
+def test_ncu_csv_gives_the_first_kernel_s_counters() -> None:
+    values = ncu.parse_csv(NCU_CSV, ncu.metric_names())
+    counters = ncu.counters_from_metrics(values)
+    assert counters is not None and counters["tensor_pipe_pct"] == 78.25 and counters["dram_throughput_pct"] == 1234.5
+    assert ncu.counters_from_metrics({}) is None and ncu.parse_csv("no csv here", ncu.metric_names()) == {}
 
 
-# --- the worker protocol, with stand-in processes ---
+# --- the schema-1 conversion ---
 
 
-def python_printing(*lines: str, exit_code: int = 0, sleep_s: float = 0.0) -> list[str]:
-    code = f"import sys, time\ntime.sleep({sleep_s})\nprint(*{list(lines)!r}, sep='\\n')\nsys.exit({exit_code})"
-    return [sys.executable, "-c", code]
+def load_converter() -> Any:
+    path = ROOT / "experiments" / "convert_schema1_steps.py"
+    spec = importlib.util.spec_from_file_location("convert_schema1_steps", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def result_line(payload: dict[str, Any]) -> str:
-    return benchmark.RESULT_PREFIX + json.dumps(payload)
+def test_the_conversion_states_the_benchmark_s_method() -> None:
+    assert load_converter().METHOD == runner.method(make())
 
 
-def test_run_worker_returns_the_payload_of_a_real_process() -> None:
-    payload = {"impl": "v1", "rows": [{"m": 1, "n": 1, "k": 8, "latency_ms": 0.01}]}
-    assert benchmark.run_worker(python_printing("noise", result_line(payload)), timeout_s=60) == payload
+def test_schema_1_steps_become_paired_runs_and_the_stitched_numbers_go(tmp_path: Path) -> None:
+    import fake_results
 
-
-def test_run_worker_keeps_rows_of_a_worker_that_reports_a_wrong_result() -> None:
-    payload = {"impl": "v6", "rows": [{"m": 1, "n": 1, "k": 8, "error": "wrong result"}]}
-    cmd = python_printing(result_line(payload), exit_code=benchmark.WRONG_RESULT_EXIT)
-    assert benchmark.run_worker(cmd, timeout_s=60)["rows"][0]["error"] == "wrong result"
-
-
-@pytest.mark.parametrize(
-    ("cmd", "message"),
-    [
-        (python_printing(result_line({"error": "ImportError: no tilus"}), exit_code=1), "ImportError: no tilus"),
-        (python_printing("Segmentation fault", exit_code=139), "exited with code 139 and printed no result"),
-        (python_printing(result_line({"rows": []}), exit_code=1), "exited with code 1"),
-        (python_printing("never", sleep_s=30), "no result after 1 s (killed)"),
-    ],
-)
-def test_run_worker_turns_failures_into_worker_errors(cmd: list[str], message: str) -> None:
-    with pytest.raises(benchmark.WorkerError, match=re.escape(message)):
-        benchmark.run_worker(cmd, timeout_s=1 if "sleep(30" in cmd[-1] else 60)
-
-
-def test_worker_main_prints_one_result_line_and_exits_3_on_a_wrong_result(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    impl = benchmark.Impl(kernel=print, timed=print, config=dict, technique="fake")
-    monkeypatch.setattr(benchmark, "make_impl", lambda name, kernel_dir: impl)
-
-    def measure(impl: Any, shape: Any, tag: str, warmup: int, repeats: int, with_cublas: bool) -> dict[str, Any]:
-        print("library chatter on stdout")
-        m, n, k = shape
-        return {"m": m, "n": n, "k": k, "error": "wrong"} if m == 64 else {"m": m, "n": n, "k": k, "latency_ms": 1.0}
-
-    monkeypatch.setattr(benchmark, "measure_shape", measure)
-    code = benchmark.main(["--worker", "--impl", "v9", "--shapes", "32x32x32,64x64x64"])
-    out = capsys.readouterr().out
-    assert code == benchmark.WRONG_RESULT_EXIT
-    assert out.count("\n") == 1 and out.startswith(benchmark.RESULT_PREFIX)
-    payload = json.loads(out[len(benchmark.RESULT_PREFIX) :])
-    assert [row.get("error") for row in payload["rows"]] == [None, "wrong"]
-    assert payload["technique"] == "fake"
-
-
-def test_a_results_file_of_another_problem_size_stops_the_run_before_measuring(
-    kernel_dir: Path, tmp_path: Path, fake_machine: None, monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
-    from test_results import make_data  # a valid file measured at 8192^3; the fake kernel dir benchmarks 256x512x128
-
-    def must_not_run(cmd: Sequence[str], timeout_s: float) -> dict[str, Any]:
-        raise AssertionError("a worker was started")
-
-    monkeypatch.setattr(benchmark, "run_worker", must_not_run)
-    out = tmp_path / "nvidia-h200.json"
-    results.write_atomic(out, make_data())
-    before = out.read_bytes()
-    code, _, err = run_main(["--cublas", "--no-ncu", "--out", str(out), "--kernel-dir", str(kernel_dir)], capsys)
-    assert code == 1
-    assert "rerun every entry into a new file" in err
-    assert out.read_bytes() == before
+    convert = load_converter()
+    old = fake_results.provenance() | {"schema": 1, "entries": {}, "sweep": [{"impl": "v6"}]}
+    old["gpu"]["clocks_mhz"]["sm_seen_during_run"] = [345, 1980]
+    old["steps"] = [{"round": label, "name": name, "change": f"{name} changed", "kept": name == "b"}
+                    for label in convert.LOGS for name in ("v6-rows", "b")]  # fmt: skip
+    (tmp_path / "logs").mkdir()
+    for label, log in convert.LOGS.items():
+        raw = {"date": "2026-11-30", "round": label, "shape": [8192, 8192, 8192], "results": {
+            "v6-rows": {"latencies": [2.0, 2.2, 1.8], "ratios": [0.5, 0.5, 0.5], "config": {"epilogue": "rows"}},
+            "b": {"latencies": [1.0, 1.1, 0.9], "ratios": [1.0, 1.0, 1.0], "config": {}},
+            "cublas": {"latencies": [1.0, 1.1, 0.9], "ratios": [1.0, 1.0, 1.0], "config": {}}}}  # fmt: skip
+        (tmp_path / log).write_text(json.dumps(raw))
+    data = convert.convert(old, tmp_path, {label: f"title {label}" for label in convert.LOGS})
+    assert "ladder" not in data and data["sweep"] == [] and data["schema"] == 2
+    run = data["steps"][0]
+    assert (run["processes"], run["rounds"], run["title"], run["log"]) == (
+        1,
+        3,
+        "title round 1",
+        convert.LOGS["round 1"],
+    )
+    b = run["rows"]["b"]
+    assert b["step"] == {"over": "v6-rows", "median": 2.0, "low": 2.0, "high": 2.0}
+    assert (b["latency_ms"], b["kept"], b["title"], b["sm_clock_mhz"]) == (1.0, True, "b changed", None)
+    assert run["rows"]["v6-rows"]["ratio_to_cublas"]["median"] == 0.5 and "step" not in run["rows"]["v6-rows"]
+    assert set(data["method"]["earlier_runs"]) == {r["run_id"] for r in data["steps"]}

@@ -2,13 +2,15 @@
 
 Each (version, shape) runs on fresh random inputs into a NaN-poisoned C and is compared element by element
 with a float64 reference (common.check). Versions are found by convention, so later versions are covered too.
+Each version is pinned to its tuned configuration (tuned.py), and every (version, shape) is built up front in
+parallel processes (prebuild.py): Tilus caches the builds on disk, so the tests load them instead of
+compiling every configuration of the autotune space one after another (about 10 s each).
 """
 
 from __future__ import annotations
 
-import importlib
 import os
-import re
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,6 +19,8 @@ import pytest
 import torch
 
 import common
+import prebuild
+from tuned import TUNED
 
 pytestmark = pytest.mark.gpu
 
@@ -24,18 +28,25 @@ KERNEL_DIR = Path(__file__).resolve().parent.parent / "examples" / "hopper_matmu
 
 
 def versions() -> list[int]:
-    found = (re.fullmatch(r"matmul_v(\d+)\.py", path.name) for path in KERNEL_DIR.glob("matmul_v*.py"))
-    return sorted(int(match.group(1)) for match in found if match)
+    from matmul_site import versions as registry
+
+    return [v.number for v in registry.all_versions(KERNEL_DIR)]
 
 
-_kernels: dict[int, Any] = {}
+def spec(version: int, shapes: list[tuple[int, int, int]]) -> dict[str, Any]:
+    return {"file": str(KERNEL_DIR / f"matmul_v{version}.py"), "cls": f"MatmulV{version}",
+            "config": TUNED.get(f"v{version}"), "shapes": [list(s) for s in shapes], "check": False}  # fmt: skip
 
 
-def kernel(version: int) -> Any:
-    """One instance per version for the whole session, so each (N, K) is built and tuned once."""
-    if version not in _kernels:
-        _kernels[version] = getattr(importlib.import_module(f"matmul_v{version}"), f"MatmulV{version}")()
-    return _kernels[version]
+@pytest.fixture(scope="session")
+def kernels() -> dict[int, Any]:
+    """One pinned instance per version, every (version, shape) built first, in parallel processes."""
+    specs = [spec(v, [shape]) for v in versions() for shape in common.CHECK_SHAPES]
+    answers = prebuild.build_all(specs, jobs=os.cpu_count() or 4, timeout_s=900)
+    for s, answer in zip(specs, answers, strict=True):
+        if not answer["ok"]:  # the test of that version builds it again and reports the real error
+            print(f"prebuild of {s['cls']} at {s['shapes']} failed: {answer['error']}", file=sys.stderr)
+    return {v: prebuild.make_kernel(spec(v, [])["file"], f"MatmulV{v}", TUNED.get(f"v{v}")) for v in versions()}
 
 
 V = [pytest.param(v, id=f"v{v}") for v in versions()]
@@ -44,9 +55,11 @@ SHAPES = [pytest.param(shape, id="x".join(map(str, shape))) for shape in common.
 
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("version", V)
-def test_version_matches_float64_reference_on_every_element(version: int, shape: tuple[int, int, int]) -> None:
+def test_version_matches_float64_reference_on_every_element(
+    kernels: dict[int, Any], version: int, shape: tuple[int, int, int]
+) -> None:
     seed = int.from_bytes(os.urandom(4), "little")  # fresh inputs every run; the seed reproduces a failure
-    result = common.check(kernel(version), *shape, seed=seed)
+    result = common.check(kernels[version], *shape, seed=seed)
     assert result.ok, f"V{version} {shape} seed={seed}: {result.bad} bad elements, max |err| {result.max_abs_err:.3g}"
 
 
@@ -72,9 +85,9 @@ BAD_INPUTS: dict[str, Callable[[], tuple[Any, Any, torch.Tensor]]] = {
 
 @pytest.mark.parametrize("case", list(BAD_INPUTS))
 @pytest.mark.parametrize("version", V)
-def test_version_refuses_bad_input_and_leaves_c_untouched(version: int, case: str) -> None:
+def test_version_refuses_bad_input_and_leaves_c_untouched(kernels: dict[int, Any], version: int, case: str) -> None:
     a, b, c = BAD_INPUTS[case]()
     with pytest.raises(ValueError):
-        common.matmul(kernel(version), a, b, out=c)
+        common.matmul(kernels[version], a, b, out=c)
     torch.cuda.synchronize()
     assert torch.isnan(c).all(), "C was written although the input was refused"

@@ -2,12 +2,27 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 pytestmark = pytest.mark.gpu
 
+SIZES = [2048, 4096, 8192]
 
-@pytest.mark.parametrize("size", [2048, 4096, 8192])
+
+@pytest.fixture(scope="module")
+def built() -> None:
+    """Each size's build in its own process, at once (Tilus caches them on disk for the tests)."""
+    import prebuild
+
+    file = str(Path(__file__).resolve().parent / "minimal_kernel.py")
+    specs = [{"file": file, "cls": "MinimalTmaWgmma", "config": None, "shapes": [[s, s, s]]} for s in SIZES]
+    prebuild.build_all(specs, jobs=len(specs), timeout_s=900)
+
+
+@pytest.mark.usefixtures("built")
+@pytest.mark.parametrize("size", SIZES)
 def test_minimal_kernel_writes_every_element_correctly(size: int) -> None:
     import common
     from minimal_kernel import MinimalTmaWgmma

@@ -1,4 +1,4 @@
-"""The results file contract: names, validation, merging, atomic writes, and the committed files."""
+"""The data layer: the schema-2 results file (validation, merging, atomic writes) and the paired statistics."""
 
 from __future__ import annotations
 
@@ -10,48 +10,20 @@ from typing import Any
 
 import pytest
 
-from matmul_site import results
-from fake_results import provenance
+import fake_results
+from matmul_site import paths, results, stats
 
-GPU = "NVIDIA H200"
-SHAPE = (8192, 8192, 8192)
-
-
-def tflops(m: int, n: int, k: int, ms: float) -> float:
-    return 2.0 * m * n * k / (ms * 1e-3) / 1e12
+_DELETE = object()
 
 
-def make_entry(latency_ms: float, cublas_ms: float | None = 1.5, technique: str = "TMA + WGMMA") -> dict[str, Any]:
-    """An entry whose derived numbers follow from its latency, as the benchmark computes them."""
-    entry: dict[str, Any] = {
-        "latency_ms": latency_ms,
-        "tflops": tflops(*SHAPE, latency_ms),
-        "fraction_of_cublas": 1.0 if cublas_ms is None else cublas_ms / latency_ms,
-        "process_latencies_ms": [latency_ms * 0.99, latency_ms, latency_ms * 1.01],
-        "config": {} if cublas_ms is None else {"block_m": 128, "block_n": 128, "block_k": 64},
-        "counters": {"tensor_pipe_pct": 41.0, "dram_throughput_pct": 22.0},
-        "date": "2026-11-30",
-        "git_commit": "abc1234",
-        "technique": technique,
-    }
-    if cublas_ms is not None:
-        entry["cublas_latency_ms"] = cublas_ms
-    return entry
-
-
-def make_row(impl: str, m: int, n: int, k: int, latency_ms: float) -> dict[str, Any]:
-    return {"impl": impl, "m": m, "n": n, "k": k, "latency_ms": latency_ms, "tflops": tflops(m, n, k, latency_ms),
-            "date": "2026-11-30"}  # fmt: skip
-
-
-def make_data(entries: dict[str, Any] | None = None, sweep: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    return {
-        **provenance(GPU, SHAPE),
-        "entries": {"v0": make_entry(3.2), "cublas": make_entry(1.5, None, "cuBLAS via torch.matmul")}
-        if entries is None
-        else entries,
-        "sweep": [make_row("v6", 4096, 4096, 4096, 0.2)] if sweep is None else sweep,
-    }
+def _set(data: dict[str, Any], dotted: str, value: Any) -> None:
+    *parents, last = dotted.split(".")
+    for key in parents:
+        data = data[int(key)] if isinstance(data, list) else data[key]
+    if value is _DELETE:
+        del data[last]
+    else:
+        data[last] = value
 
 
 # --- names and paths ---
@@ -62,12 +34,12 @@ def make_data(entries: dict[str, Any] | None = None, sweep: list[dict[str, Any]]
     [
         ("NVIDIA H200", "nvidia-h200"),
         ("NVIDIA H100 80GB HBM3", "nvidia-h100-80gb-hbm3"),
-        ("NVIDIA H100 PCIe", "nvidia-h100-pcie"),
-        ("  NVIDIA  GH200 (480GB) ", "nvidia-gh200-480gb"),
+        (" GH200 (480GB) ", "gh200-480gb"),
     ],
 )
 def test_slug_lowercases_and_joins_words_with_single_dashes(name: str, expected: str) -> None:
     assert results.slug(name) == expected
+    assert results.path_for_gpu(name) == paths.RESULTS_DIR / f"{expected}.json"
 
 
 def test_slug_rejects_a_name_with_nothing_to_name_a_file_after() -> None:
@@ -75,304 +47,236 @@ def test_slug_rejects_a_name_with_nothing_to_name_a_file_after() -> None:
         results.slug(" -- ")
 
 
-def test_default_path_for_a_gpu_is_its_slug_under_plots_results() -> None:
-    path = results.default_path("NVIDIA H200")
-    assert path == results.results_dir() / "nvidia-h200.json"
-    assert results.results_dir().parts[-2:] == ("plots", "results")
-
-
-def test_default_path_without_a_name_needs_exactly_one_committed_file(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(results, "results_dir", lambda: tmp_path)
-    with pytest.raises(results.ResultsError, match="nox -s bench"):
-        results.default_path()
-    (tmp_path / "nvidia-h200.json").write_text("{}")
-    assert results.default_path() == tmp_path / "nvidia-h200.json"
-    (tmp_path / "nvidia-h100-pcie.json").write_text("{}")
-    with pytest.raises(results.ResultsError, match="several results files"):
-        results.default_path()
+def test_results_file_follows_the_environment_variable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "other.json"
+    monkeypatch.setenv(paths.ENV_RESULTS, str(path))
+    assert results.load_default() is None  # named but absent: "not measured yet"
+    results.write_atomic(path, fake_results.fake_file())
+    assert results.load_default() == fake_results.fake_file()
 
 
 # --- validation ---
 
 
-def test_valid_data_passes_validation_and_round_trips_through_a_file(tmp_path: Path) -> None:
-    data = make_data()
-    results.validate(data)
+def test_the_fake_file_is_valid_and_round_trips_through_a_file(tmp_path: Path) -> None:
+    data = fake_results.fake_file()
     path = tmp_path / "nvidia-h200.json"
     results.write_atomic(path, data)
     assert results.load(path) == data
 
 
-def test_counters_may_be_null_and_sweep_may_be_empty() -> None:
-    data = make_data(sweep=[])
-    data["entries"]["v0"]["counters"] = None
-    data["gpu"]["published_dense_fp16_tflops"] = None
-    data["gpu"]["published_source"] = None
+def test_runs_are_optional_and_nullable_fields_may_be_null() -> None:
+    data = fake_results.provenance()
+    data["gpu"]["published_dense_fp16_tflops"] = data["gpu"]["published_source"] = None
+    data["gpu"]["power_limit_w"] = None
     results.validate(data)
-
-
-def _set(data: dict[str, Any], dotted: str, value: Any) -> None:
-    *parents, last = dotted.split(".")
-    for key in parents:
-        data = data[key]
-    if value is _DELETE:
-        del data[last]
-    else:
-        data[last] = value
-
-
-_DELETE = object()
+    data = fake_results.fake_file()
+    for row in data["ladder"]["rows"].values():
+        row["sm_clock_mhz"] = row["power_w"] = row["counters"] = None
+    results.validate(data)
 
 
 @pytest.mark.parametrize(
     ("field", "value", "message"),
     [
-        ("schema", 2, "'schema' must be 1"),
+        ("schema", 1, "'schema' must be 2"),
         ("gpu.name", "", "'gpu.name' must be a non-empty string"),
         ("gpu.sm_count", 0, "'gpu.sm_count' must be an integer >= 1"),
-        ("gpu.clocks_mhz.sm_seen_during_run", "1980", "'gpu.clocks_mhz.sm_seen_during_run' must be a list"),
+        ("gpu.power_limit_w", _DELETE, "'gpu.power_limit_w' is missing"),
         ("gpu.published_source", None, "'gpu.published_source' must be given exactly when"),
         ("software.torch", _DELETE, "'software.torch' is missing"),
+        ("method.interval", "", "'method.interval' must be a non-empty string"),
         ("method.repeats", 0, "'method.repeats' must be an integer >= 1"),
         ("problem.k", 8192.0, "'problem.k' must be an integer"),
-        ("entries.v0.latency_ms", -3.2, "'entries.v0.latency_ms' must be a positive number"),
-        ("entries.v0.latency_ms", float("nan"), "'entries.v0.latency_ms' must be a positive number"),
-        ("entries.v0.tflops", 342.5, "'entries.v0.tflops' does not match latency_ms"),
-        ("entries.v0.fraction_of_cublas", 0.9, "'entries.v0.fraction_of_cublas' must equal cublas_latency_ms"),
-        ("entries.v0.cublas_latency_ms", _DELETE, "'entries.v0.cublas_latency_ms' is missing"),
-        ("entries.v0.process_latencies_ms", [], "'entries.v0.process_latencies_ms' must be a non-empty list"),
-        ("entries.v0.counters", {"tensor_pipe_pct": "41%", "dram_throughput_pct": 22.0}, "tensor_pipe_pct"),
-        ("entries.v0.date", "30/11/2026", "'entries.v0.date' must be a date YYYY-MM-DD"),
-        ("entries.cublas.fraction_of_cublas", 0.5, "must be 1.0 for cuBLAS itself"),
-        ("entries.V0", make_entry(3.2), "'entries.V0' has a name that is neither"),
+        ("problem.m", 4096, "'ladder.shape' must be the problem's shape"),
+        ("ladder.date", "30/11/2026", "'ladder.date' must be a date YYYY-MM-DD"),
+        ("ladder.warmup", -1, "'ladder.warmup' must be an integer >= 0"),
+        ("ladder.rows.v1.latency_ms", float("nan"), "'ladder.rows.v1.latency_ms' must be a positive number"),
+        ("ladder.rows.v1.tflops", 600.0, "'ladder.rows.v1.tflops' does not match latency_ms"),
+        ("ladder.rows.v1.ratio_to_cublas.low", 2.0, "'ladder.rows.v1.ratio_to_cublas' must have low <= median"),
+        ("ladder.rows.v1.step.over", "v9", "'ladder.rows.v1.step.over' must name another row"),
+        ("ladder.rows.v1.step.over", "v1", "'ladder.rows.v1.step.over' must name another row"),
+        ("ladder.rows.cublas.ratio_to_cublas.high", 1.01, "must be exactly 1 for cuBLAS itself"),
+        ("ladder.rows.v1.config", [], "'ladder.rows.v1.config' must be an object"),
+        ("ladder.rows.v1.counters", {"tensor_pipe_pct": "41%", "dram_throughput_pct": 2.0}, "tensor_pipe_pct"),
+        ("ladder.rows.cublas", _DELETE, "has no cublas row"),
         ("sweep", {}, "'sweep' must be a list"),
+        ("steps.0.rows.v6-chunks.kept", "yes", "'steps[0].rows.v6-chunks.kept' must be true or false"),
+        ("steps.0.after", _DELETE, "'steps[0].after' is missing"),
     ],
 )
 def test_validation_names_the_first_bad_field(field: str, value: Any, message: str) -> None:
-    data = make_data()
+    data = fake_results.fake_file()
     _set(data, field, value)
-    with pytest.raises(results.ResultsError, match=message.replace("(", r"\(").replace(".", r"\.")):
+    with pytest.raises(results.ResultsError, match=message.replace("(", r"\(").replace(".", r"\.").replace("[", r"\[")):
         results.validate(data)
 
 
-def test_validation_rejects_a_sweep_row_whose_tflops_do_not_follow_from_its_latency() -> None:
-    data = make_data()
-    data["sweep"][0]["tflops"] *= 1.1
-    with pytest.raises(results.ResultsError, match=r"sweep\[0\]\.tflops"):
-        results.validate(data)
-
-
-def test_validation_rejects_two_sweep_rows_for_one_impl_and_shape() -> None:
-    data = make_data(sweep=[make_row("v6", 4096, 4096, 4096, 0.2), make_row("v6", 4096, 4096, 4096, 0.3)])
-    with pytest.raises(results.ResultsError, match=r"sweep\[1\]"):
+def test_validation_rejects_two_sweep_runs_at_one_shape() -> None:
+    data = fake_results.fake_file()
+    data["sweep"].append(copy.deepcopy(data["sweep"][0]))
+    with pytest.raises(results.ResultsError, match=r"sweep\[3\].*repeats the key"):
         results.validate(data)
 
 
 def test_load_of_a_missing_file_says_how_to_create_it(tmp_path: Path) -> None:
-    path = tmp_path / "nvidia-h200.json"
-    with pytest.raises(results.ResultsError, match="nox -s bench") as info:
-        results.load(path)
-    assert str(path) in str(info.value)
-    assert "Hopper" in str(info.value)
+    with pytest.raises(results.ResultsError, match="nox -s bench.*Hopper"):
+        results.load(tmp_path / "nvidia-h200.json")
 
 
 def test_load_names_the_file_and_the_field_of_invalid_data(tmp_path: Path) -> None:
     path = tmp_path / "broken.json"
-    data = make_data()
-    data["entries"]["v0"]["date"] = "yesterday"
+    data = fake_results.fake_file()
+    data["ladder"]["rows"]["v0"]["title"] = ""
     path.write_text(json.dumps(data))
-    with pytest.raises(results.ResultsError, match=r"broken\.json.*entries\.v0\.date"):
+    with pytest.raises(results.ResultsError, match=r"broken\.json.*ladder\.rows\.v0\.title"):
         results.load(path)
 
 
 def test_load_names_the_file_when_it_is_not_json(tmp_path: Path) -> None:
     path = tmp_path / "truncated.json"
-    path.write_text('{"schema": 1, "gpu": {')
+    path.write_text('{"schema": 2, "gpu": {')
     with pytest.raises(results.ResultsError, match=r"truncated\.json: not valid JSON"):
         results.load(path)
 
 
-# --- reading entries ---
+# --- reading ---
 
 
-def test_entry_returns_a_measured_entry_and_explains_an_absent_one() -> None:
-    data = make_data()
-    assert results.entry(data, "v0")["latency_ms"] == 3.2
-    with pytest.raises(results.ResultsError, match=r"v3 is not in the results \(measured: cublas, v0\).*--versions v3"):
-        results.entry(data, "v3")
+def test_row_returns_a_ladder_row_and_explains_an_absent_one() -> None:
+    data = fake_results.fake_file()
+    assert results.row(data, "v3") is data["ladder"]["rows"]["v3"]
+    with pytest.raises(results.ResultsError, match=r"v9 is not in the ladder \(measured: cublas, v0, .*nox -s bench"):
+        results.row(data, "v9")
 
 
-def test_versions_lists_measured_versions_in_numeric_order_without_cublas() -> None:
-    entries = {name: make_entry(3.0) for name in ("v10", "v2", "v0", "v1")}
-    entries["cublas"] = make_entry(1.5, None)
-    assert results.versions(make_data(entries=entries)) == ["v0", "v1", "v2", "v10"]
+def test_peak_at_the_boost_clock_is_the_published_dense_fp16_peak() -> None:
+    assert results.peak_tflops_at(fake_results.fake_file(), 1830) == pytest.approx(989.4, abs=0.1)
 
 
 # --- merging ---
 
 
-def test_merge_into_nothing_is_a_copy_of_the_new_run() -> None:
-    new = make_data()
+def test_merge_into_nothing_is_a_copy_of_the_new_file() -> None:
+    new = fake_results.fake_file()
     merged = results.merge(None, new)
     assert merged == new and merged is not new
-    merged["entries"]["v0"]["latency_ms"] = 9.9
-    assert new["entries"]["v0"]["latency_ms"] == 3.2
+    merged["ladder"]["rows"]["v0"]["latency_ms"] = 9.9
+    assert new["ladder"]["rows"]["v0"]["latency_ms"] != 9.9
 
 
-def test_merge_replaces_same_named_entries_and_keeps_the_others() -> None:
-    old = make_data(entries={"v0": make_entry(3.2), "v1": make_entry(2.0), "cublas": make_entry(1.5, None)})
-    new = make_data(entries={"v1": make_entry(1.9)}, sweep=[])
+def test_a_new_ladder_replaces_the_old_one_whole() -> None:
+    old = fake_results.fake_file()
+    new = fake_results.provenance() | {"ladder": fake_results.fake_ladder(("v0", "v1"))}
+    merged = results.merge(old, new)
+    assert set(merged["ladder"]["rows"]) == {"v0", "v1", "cublas"}  # never stitched from two sessions
+    assert merged["sweep"] == old["sweep"] and merged["steps"] == old["steps"]
+
+
+def test_a_file_without_a_ladder_keeps_the_old_ladder_and_takes_the_new_provenance() -> None:
+    old = fake_results.fake_file()
+    new = fake_results.provenance() | {"sweep": fake_results.fake_sweep(((1024, 1024, 1024),))}
     new["software"]["torch"] = "2.12.0+cu130"
     merged = results.merge(old, new)
-    assert set(merged["entries"]) == {"v0", "v1", "cublas"}
-    assert merged["entries"]["v1"]["latency_ms"] == 1.9
-    assert merged["entries"]["v0"] == old["entries"]["v0"]
-    assert merged["software"]["torch"] == "2.12.0+cu130"  # provenance is the latest run's
-    assert merged["sweep"] == old["sweep"]
+    assert merged["ladder"] == old["ladder"]
+    assert merged["software"]["torch"] == "2.12.0+cu130"
+    assert [r["shape"]["m"] for r in merged["sweep"]] == [2048, 4096, 8192, 1024]  # the new shape appended
+
+
+def test_sweep_runs_are_replaced_by_shape_and_steps_runs_by_after_title_and_shape() -> None:
+    old = fake_results.fake_file()
+    sweep = fake_results.fake_sweep(((4096, 4096, 4096),))
+    sweep[0]["run_id"] = "new"
+    steps = fake_results.fake_steps()
+    steps[0]["run_id"] = "new"
+    other = copy.deepcopy(steps[0]) | {"title": "another attempt"}
+    merged = results.merge(old, fake_results.provenance() | {"sweep": sweep, "steps": [*steps, other]})
+    assert [r["run_id"] for r in merged["sweep"]] == [fake_results.RUN_ID, "new", fake_results.RUN_ID]
+    assert [(r["title"], r["run_id"]) for r in merged["steps"]] == [
+        ("the epilogue and the tile order", "new"),
+        ("another attempt", "new"),
+    ]
     results.validate(merged)
 
 
-def test_merge_replaces_sweep_rows_by_impl_and_shape_and_keeps_the_rest() -> None:
-    old_rows = [make_row("v6", 4096, 4096, 4096, 0.20), make_row("cublas", 4096, 4096, 4096, 0.19),
-                make_row("v6", 1024, 1024, 1024, 0.01)]  # fmt: skip
-    new_rows = [make_row("v6", 4096, 4096, 4096, 0.18), make_row("v6", 8192, 4096, 14336, 1.0)]
-    merged = results.merge(make_data(sweep=old_rows), make_data(entries={}, sweep=new_rows))
-    by_key = {(r["impl"], r["m"], r["n"], r["k"]): r["latency_ms"] for r in merged["sweep"]}
-    assert by_key == {
-        ("v6", 4096, 4096, 4096): 0.18,
-        ("cublas", 4096, 4096, 4096): 0.19,
-        ("v6", 1024, 1024, 1024): 0.01,
-        ("v6", 8192, 4096, 14336): 1.0,
-    }
-    assert len(merged["sweep"]) == 4
-    assert set(merged["entries"]) == {"v0", "cublas"}
-    results.validate(merged)
-
-
-def test_merge_refuses_another_gpu_or_another_problem() -> None:
-    other_gpu = make_data()
-    other_gpu["gpu"]["name"] = "NVIDIA H100 PCIe"
+def test_merge_refuses_another_gpu_and_a_kept_ladder_of_another_problem() -> None:
+    old = fake_results.fake_file()
     with pytest.raises(results.ResultsError, match="one file per GPU model"):
-        results.merge(make_data(), other_gpu)
-    other_problem = make_data(entries={}, sweep=[])
-    other_problem["problem"]["m"] = 4096
-    with pytest.raises(results.ResultsError, match="rerun every entry"):
-        results.merge(make_data(), other_problem)
+        results.merge(old, fake_results.provenance("NVIDIA H100 80GB HBM3"))
+    with pytest.raises(results.ResultsError, match="another problem size"):
+        results.merge(old, fake_results.provenance(shape=(4096, 4096, 4096)))
 
 
 # --- atomic writes ---
 
 
-def _leftovers(directory: Path, keep: str) -> list[str]:
-    return sorted(p.name for p in directory.iterdir() if p.name != keep)
-
-
-def test_write_atomic_refuses_invalid_data_and_leaves_the_old_file(tmp_path: Path) -> None:
-    path = tmp_path / "nvidia-h200.json"
-    results.write_atomic(path, make_data())
+def test_invalid_data_is_not_written_and_the_old_file_stays(tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    results.write_atomic(path, fake_results.fake_file())
     before = path.read_bytes()
-    bad = make_data()
-    bad["entries"]["v0"]["latency_ms"] = 0
-    with pytest.raises(results.ResultsError, match=r"nvidia-h200\.json: refusing to write.*entries\.v0\.latency_ms"):
+    bad = fake_results.fake_file()
+    bad["ladder"]["rows"]["v2"]["tflops"] *= 2
+    with pytest.raises(results.ResultsError, match=r"refusing to write invalid results.*ladder\.rows\.v2\.tflops"):
         results.write_atomic(path, bad)
     assert path.read_bytes() == before
-    assert _leftovers(tmp_path, path.name) == []
+    assert os.listdir(tmp_path) == ["r.json"]
 
 
 def test_a_crash_while_writing_leaves_the_old_file_whole_and_no_temp_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = tmp_path / "nvidia-h200.json"
-    results.write_atomic(path, make_data())
+    path = tmp_path / "r.json"
+    results.write_atomic(path, fake_results.fake_file())
     before = path.read_bytes()
-    real_dump = json.dump
 
-    def dump_half_then_crash(obj: Any, f: Any, **kwargs: Any) -> None:
-        text = json.dumps(obj, **kwargs)
-        f.write(text[: len(text) // 2])  # half a file reaches the temp file...
-        raise OSError("disk full")  # ...then the writer dies
+    def crash(*args: Any, **kwargs: Any) -> None:
+        raise OSError("disk full")
 
-    monkeypatch.setattr(results.json, "dump", dump_half_then_crash)
-    newer = make_data(entries={"v0": make_entry(3.0), "cublas": make_entry(1.5, None)})
+    monkeypatch.setattr(results.json, "dump", crash)
     with pytest.raises(OSError, match="disk full"):
-        results.write_atomic(path, newer)
-    monkeypatch.setattr(results.json, "dump", real_dump)
+        results.write_atomic(path, fake_results.fake_file())
     assert path.read_bytes() == before
-    assert _leftovers(tmp_path, path.name) == []
-    results.load(path)
-
-
-def test_a_failed_rename_leaves_the_old_file_and_no_temp_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    path = tmp_path / "nvidia-h200.json"
-    results.write_atomic(path, make_data())
-    before = path.read_bytes()
-
-    def refuse(src: Any, dst: Any) -> None:
-        raise PermissionError("read-only")
-
-    monkeypatch.setattr(results.os, "replace", refuse)
-    with pytest.raises(PermissionError):
-        results.write_atomic(path, make_data(sweep=[]))
-    assert path.read_bytes() == before
-    assert _leftovers(tmp_path, path.name) == []
+    assert os.listdir(tmp_path) == ["r.json"]
 
 
 def test_write_atomic_creates_the_directory_and_a_world_readable_file(tmp_path: Path) -> None:
-    path = tmp_path / "plots" / "results" / "nvidia-h200.json"
-    results.write_atomic(path, make_data())
-    assert json.loads(path.read_text()) == make_data()
-    assert path.read_text().endswith("\n")
-    assert os.stat(path).st_mode & 0o644 == 0o644
+    path = tmp_path / "new" / "r.json"
+    results.write_atomic(path, fake_results.fake_file())
+    assert path.stat().st_mode & 0o777 == 0o644
 
 
-def test_write_atomic_does_not_change_the_caller_s_data(tmp_path: Path) -> None:
-    data = make_data()
-    snapshot = copy.deepcopy(data)
-    results.write_atomic(tmp_path / "x.json", data)
-    assert data == snapshot
+# --- paired statistics ---
 
 
-# --- committed results ---
-
-COMMITTED = sorted(results.results_dir().glob("*.json"))
-
-
-@pytest.mark.skipif(not COMMITTED, reason="no results committed yet under plots/results/")
-@pytest.mark.parametrize("path", COMMITTED, ids=[p.name for p in COMMITTED])
-def test_committed_results_file_follows_the_schema_and_is_named_after_its_gpu(path: Path) -> None:
-    data = results.load(path)
-    assert path.name == f"{results.slug(data['gpu']['name'])}.json"
+def test_paired_ratios_divide_round_by_round_and_need_the_same_rounds() -> None:
+    assert stats.paired_ratios([2.0, 3.0], [1.0, 1.5]) == [2.0, 2.0]
+    with pytest.raises(ValueError, match="same rounds"):
+        stats.paired_ratios([1.0, 2.0], [1.0])
 
 
-def make_step(name: str, fraction: float = 0.95, kept: bool = False) -> dict[str, Any]:
-    return dict(impl="v6", name=name, change="a change", round="round 1", rounds=15, config={}, tflops=650.0,
-                fraction_of_cublas=fraction, fraction_range=[fraction - 0.05, fraction + 0.05], kept=kept,
-                date="2026-11-30")  # fmt: skip
+def test_a_constant_ratio_has_a_zero_width_interval_whatever_the_clock() -> None:
+    # The clock moves every round, but both impls of a round move with it: the ratio does not.
+    clock = [1.0, 1.07, 0.93, 1.1, 0.95]
+    ratios = stats.paired_ratios([1.5 * c for c in clock], [2.0 * c for c in clock])
+    assert stats.interval([ratios, ratios]) == pytest.approx({"median": 0.75, "low": 0.75, "high": 0.75})
 
 
-def test_steps_are_optional_and_validated_row_by_row() -> None:
-    data = make_data()
-    results.validate(data)  # no "steps" key at all
-    data["steps"] = [make_step("v6-a"), make_step("v6-b", kept=True)]
-    results.validate(data)
-    data["steps"][1]["fraction_range"] = [0.99, 1.0]
-    with pytest.raises(results.ResultsError, match=r"steps\[1\]\.fraction_of_cublas.*outside"):
-        results.validate(data)
-    data["steps"][1] = make_step("v6-a")
-    with pytest.raises(results.ResultsError, match=r"steps\[1\].*repeats"):
-        results.validate(data)
-    data["steps"][1] = {**make_step("v6-b"), "kept": "yes"}
-    with pytest.raises(results.ResultsError, match=r"steps\[1\]\.kept"):
-        results.validate(data)
+def test_the_interval_resamples_processes_so_two_disagreeing_processes_span_both() -> None:
+    got = stats.interval([[1.0] * 5, [2.0] * 5])
+    assert got == {"median": 1.5, "low": 1.0, "high": 2.0}
 
 
-def test_a_benchmark_run_merged_into_a_file_keeps_its_recorded_steps() -> None:
-    existing = make_data()
-    existing["steps"] = [make_step("v6-a")]
-    merged = results.merge(existing, make_data())
-    assert merged["steps"] == existing["steps"]
-    newer = make_data()
-    newer["steps"] = [make_step("v6-z")]
-    assert [s["name"] for s in results.merge(existing, newer)["steps"]] == ["v6-z"]
+def test_the_interval_is_reproducible_and_contains_the_median() -> None:
+    groups = [[0.9, 1.1, 1.0, 1.05], [0.97, 1.02, 1.01]]
+    first, second = stats.interval(groups), stats.interval(groups)
+    assert first == second
+    assert first["low"] <= first["median"] == 1.01 <= first["high"]
+    with pytest.raises(ValueError, match="no samples"):
+        stats.interval([[], []])
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "verdict"), [(1.01, 1.2, stats.PAYS), (0.8, 0.99, stats.COSTS), (0.99, 1.01, stats.WITHIN_NOISE)]
+)
+def test_a_step_pays_only_when_its_whole_interval_lies_above_one(low: float, high: float, verdict: str) -> None:
+    assert stats.verdict({"median": (low + high) / 2, "low": low, "high": high}) == verdict

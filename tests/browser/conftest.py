@@ -9,7 +9,6 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-
 from support import CHROMIUM, CHROMIUM_ARGS, SITE
 
 

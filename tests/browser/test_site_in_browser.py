@@ -11,7 +11,6 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-
 from support import SHOTS, site_pages
 
 PAGES = site_pages()

@@ -1,0 +1,118 @@
+"""From raw per-round samples to the results file's runs: medians, paired ratios and their intervals.
+
+Pure functions of the samples (no GPU, no clock): the runner calls them on what the workers sent,
+and :func:`runs_from_log` recomputes the same runs from a raw log, so intervals can be recomputed.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from typing import Any
+
+from bench.plan import ImplSpec, RunSpec, Shape
+from matmul_site import results, stats
+
+CUBLAS = results.CUBLAS
+
+
+def _pooled(per_process: Sequence[dict[str, Any]], key: str, impl: str) -> list[float]:
+    return [x for p in per_process for x in p[key][impl]]
+
+
+def _paired(per_process: Sequence[dict[str, Any]], over: str, impl: str) -> list[list[float]]:
+    """Per process, round by round: ``over``'s time divided by ``impl``'s (>1: impl is faster)."""
+    return [stats.paired_ratios(p["samples"][over], p["samples"][impl]) for p in per_process]
+
+
+def make_row(spec: RunSpec, impl: str, per_process: Sequence[dict[str, Any]],
+             counters: dict[str, Any] | None) -> dict[str, Any]:  # fmt: skip
+    """One row: latency from every (process, round) sample, ratios paired within each round."""
+    m, n, k = spec.shape
+    latency = float(statistics.median(_pooled(per_process, "samples", impl)))
+    clocks, power = _pooled(per_process, "clocks", impl), _pooled(per_process, "power", impl)
+    title = next(i.title for i in spec.impls if i.name == impl)
+    row: dict[str, Any] = {
+        "latency_ms": latency,
+        "tflops": results.tflops(m, n, k, latency),
+        "ratio_to_cublas": stats.interval(_paired(per_process, CUBLAS, impl)),
+        "sm_clock_mhz": float(statistics.median(clocks)) if clocks else None,
+        "power_w": float(statistics.median(power)) if power else None,
+        "config": dict(per_process[0]["configs"].get(impl) or {}),
+        "title": title,
+    }
+    over = spec.step_over.get(impl)
+    if over is not None:
+        row["step"] = {"over": over, **stats.interval(_paired(per_process, over, impl))}
+    if spec.section == "ladder":
+        row["counters"] = (counters or {}).get(impl)
+    if spec.section == "steps" and impl != CUBLAS:
+        row["kept"] = bool(spec.kept.get(impl, False))
+    return row
+
+
+def make_run(
+    spec: RunSpec,
+    per_process: Sequence[dict[str, Any]],
+    *,
+    run_id: str,
+    date: str,
+    git_commit: str,
+    warmup: int,
+    repeats: int,
+    log: str | None,
+    counters: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The results file's run for one RunSpec from each process's samples of it."""
+    if not per_process:
+        raise ValueError(f"{spec.name}: no process measured it")
+    rounds = {len(p["samples"][i.name]) for p in per_process for i in spec.impls}
+    if len(rounds) != 1 or 0 in rounds:
+        raise ValueError(f"{spec.name}: every impl needs the same number of rounds in every process, got {rounds}")
+    m, n, k = spec.shape
+    run: dict[str, Any] = {
+        "run_id": run_id,
+        "date": date,
+        "git_commit": git_commit,
+        "shape": {"m": m, "n": n, "k": k},
+        "rounds": rounds.pop(),
+        "processes": len(per_process),
+        "warmup": warmup,
+        "repeats": repeats,
+        "log": log,
+        "rows": {i.name: make_row(spec, i.name, per_process, counters) for i in spec.impls},
+    }
+    if spec.section == "steps":
+        run["after"], run["title"] = spec.after, spec.title
+    return run
+
+
+def shape_key(shape: Shape | Sequence[int]) -> str:
+    return "x".join(str(d) for d in shape)
+
+
+def spec_to_log(spec: RunSpec) -> dict[str, Any]:
+    """Everything of a RunSpec that the runs are computed from, for the raw log."""
+    return {"section": spec.section, "name": spec.name, "shape": list(spec.shape),
+            "impls": [i.to_json() for i in spec.impls], "step_over": dict(spec.step_over),
+            "check_shapes": [list(s) for s in spec.check_shapes], "after": spec.after, "title": spec.title,
+            "kept": dict(spec.kept)}  # fmt: skip
+
+
+def spec_from_log(entry: dict[str, Any]) -> RunSpec:
+    impls = tuple(ImplSpec(**i) for i in entry["impls"])
+    return RunSpec(entry["section"], entry["name"], tuple(entry["shape"]), impls, dict(entry["step_over"]),
+                   tuple(tuple(s) for s in entry["check_shapes"]), entry["after"], entry["title"],
+                   dict(entry["kept"]))  # fmt: skip
+
+
+def runs_from_log(log: dict[str, Any]) -> list[dict[str, Any]]:
+    """Recompute every run of a raw log (as the runner writes it): the same numbers the results file got."""
+    out = []
+    for entry in log["runs"]:
+        out.append(make_run(
+            spec_from_log(entry["spec"]), entry["processes"], run_id=log["run_id"], date=log["date"],
+            git_commit=log["git_commit"], warmup=log["settings"]["warmup"], repeats=log["settings"]["repeats"],
+            log=entry.get("log"), counters=entry.get("counters"),
+        ))  # fmt: skip
+    return out

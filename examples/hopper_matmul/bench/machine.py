@@ -1,0 +1,214 @@
+"""Machine provenance: the GPU (torch and NVML), the software, git, and NVML sampling of clock and power.
+
+The H200 runs into its 700 W limit under these kernels and its SM clock wanders (1410-1980 MHz), so the
+benchmark records the clock and power seen while each implementation's timed window is open:
+:class:`WindowSampler` polls NVML in a thread only between ``window(tag)`` enter and exit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import platform
+import statistics
+import subprocess
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from matmul_site import paths
+
+# Dense FP16/BF16 tensor-core peak (FP32 accumulate) by exact GPU name; the datasheets print the
+# with-sparsity figure (1,979 TFLOPS), dense is half of it. Unlisted GPUs get null.
+HOPPER_WHITEPAPER = "https://resources.nvidia.com/en-us-tensor-core/gtc22-whitepaper-hopper"
+PUBLISHED_PEAKS: dict[str, tuple[float, str]] = {
+    "NVIDIA H200": (989.4, "https://www.nvidia.com/en-us/data-center/h200/"),
+    "NVIDIA H100 80GB HBM3": (989.4, HOPPER_WHITEPAPER),  # H100 SXM5
+    "NVIDIA H100 PCIe": (756.0, HOPPER_WHITEPAPER),
+}
+
+Reading = tuple[float | None, float | None]  # (SM clock MHz, power W)
+
+
+def utc_now() -> datetime.datetime:
+    return datetime.datetime.now(datetime.UTC)
+
+
+def git_commit(root: Path = paths.ROOT) -> str:
+    """Short HEAD commit, with "-dirty" if the kernels or experiments differ from it; "unknown" without git."""
+
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    head = git("rev-parse", "--short", "HEAD")
+    if not head:
+        return "unknown"
+    dirty = git("status", "--porcelain", "--", "examples/hopper_matmul", "experiments")
+    return head + ("-dirty" if dirty else "")
+
+
+def software() -> dict[str, str]:
+    """Versions of what the worker ran with (called inside a worker, where torch is imported)."""
+    import importlib.metadata  # here: a quarter of a second that only the probe needs
+
+    import torch
+
+    def version(package: str) -> str:
+        try:
+            return importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            return "not installed"
+
+    return {"cuda": torch.version.cuda or "none", "torch": torch.__version__, "tilus": version("tilus"),
+            "python": platform.python_version()}  # fmt: skip
+
+
+def device() -> dict[str, Any]:
+    """CUDA device 0 as torch sees it, plus what NVML adds (driver, clock and power limits)."""
+    import torch
+
+    if not torch.cuda.is_available():
+        raise RuntimeError("no CUDA GPU is visible: the benchmark needs an NVIDIA Hopper GPU (H100/H200, sm_90)")
+    props = torch.cuda.get_device_properties(0)
+    major, minor = torch.cuda.get_device_capability(0)
+    if (major, minor) != (9, 0):
+        raise RuntimeError(f"{props.name} is sm_{major}{minor}; the kernels use WGMMA and TMA and need sm_90 (Hopper)")
+    uuid = str(getattr(props, "uuid", "") or "")
+    found = {"name": props.name, "sm_count": props.multi_processor_count, "compute_capability": f"{major}.{minor}",
+             "memory_gb": round(props.total_memory / 2**30, 1), "uuid": uuid}  # fmt: skip
+    return found | nvml_limits(uuid)
+
+
+def _nvml_handle(uuid: str) -> Any:
+    """An NVML handle for the CUDA device (by UUID, so CUDA_VISIBLE_DEVICES cannot mismatch); None if unavailable."""
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+    except Exception:  # no nvidia-ml-py, or no driver: sampling is skipped and recorded as null
+        return None
+    with contextlib.suppress(Exception):
+        if uuid:
+            return pynvml.nvmlDeviceGetHandleByUUID(uuid if uuid.startswith("GPU-") else f"GPU-{uuid}")
+    with contextlib.suppress(Exception):
+        return pynvml.nvmlDeviceGetHandleByIndex(0)
+    return None
+
+
+def nvml_limits(uuid: str) -> dict[str, Any]:
+    limits: dict[str, Any] = {"driver": "unknown", "sm_max": None, "mem_max": None, "power_limit_w": None}
+    handle = _nvml_handle(uuid)
+    if handle is None:
+        return limits
+    import pynvml
+
+    with contextlib.suppress(Exception):
+        driver = pynvml.nvmlSystemGetDriverVersion()
+        limits["driver"] = driver.decode() if isinstance(driver, bytes) else str(driver)
+    with contextlib.suppress(Exception):
+        limits["sm_max"] = float(pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_SM))
+    with contextlib.suppress(Exception):
+        limits["mem_max"] = float(pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_MEM))
+    with contextlib.suppress(Exception):
+        limits["power_limit_w"] = pynvml.nvmlDeviceGetEnforcedPowerLimit(handle) / 1000.0
+    return limits
+
+
+def nvml_reader(uuid: str) -> Callable[[], Reading] | None:
+    """A function reading (SM clock MHz, power W) now; None when NVML is not available."""
+    handle = _nvml_handle(uuid)
+    if handle is None:
+        return None
+    import pynvml
+
+    def read() -> Reading:
+        clock = power = None
+        with contextlib.suppress(Exception):
+            clock = float(pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM))
+        with contextlib.suppress(Exception):
+            power = pynvml.nvmlDeviceGetPowerUsage(handle) / 1000.0
+        # A zero is NVML having no reading, not a measurement (and the results file takes positive numbers only).
+        return (clock if clock else None), (power if power else None)
+
+    return read
+
+
+class WindowSampler:
+    """Polls ``read`` every ``interval_s`` while a window is open, and once as each window closes, by tag."""
+
+    def __init__(self, read: Callable[[], Reading] | None, interval_s: float = 0.005) -> None:
+        self._read = read
+        self._interval_s = interval_s
+        self._tag: str | None = None
+        self._lock = threading.Lock()
+        self._samples: dict[str, list[Reading]] = {}
+        self._stop = threading.Event()
+        self._open = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="nvml-sampler", daemon=True)
+        if read is not None:
+            self._thread.start()
+
+    def _take(self) -> None:
+        with self._lock:
+            tag = self._tag
+        if tag is not None and self._read is not None:
+            reading = self._read()
+            with self._lock:
+                self._samples.setdefault(tag, []).append(reading)
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            self._open.wait(0.1)  # sleep while no window is open: no samples outside the timed windows
+            if self._open.is_set():
+                self._take()
+                self._stop.wait(self._interval_s)
+
+    @contextlib.contextmanager
+    def window(self, tag: str) -> Iterator[None]:
+        with self._lock:
+            self._tag = tag
+        self._open.set()
+        try:
+            yield
+        finally:
+            self._take()  # at least one reading per window, even one shorter than the polling interval
+            self._open.clear()
+            with self._lock:
+                self._tag = None
+
+    def take(self, tag: str) -> tuple[list[float], list[float]]:
+        """The (clocks, powers) sampled under ``tag`` since the last take, and forget them."""
+        with self._lock:
+            readings = self._samples.pop(tag, [])
+        return [c for c, _ in readings if c is not None], [p for _, p in readings if p is not None]
+
+    def close(self) -> None:
+        self._stop.set()
+        self._open.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=5)
+
+
+def median_or_none(values: list[float]) -> float | None:
+    return float(statistics.median(values)) if values else None
+
+
+def gpu_record(found: dict[str, Any]) -> dict[str, Any]:
+    """The results file's ``gpu`` section from what a worker's probe found."""
+    peak, source = PUBLISHED_PEAKS.get(found["name"], (None, None))
+    return {
+        "name": found["name"],
+        "sm_count": found["sm_count"],
+        "compute_capability": found["compute_capability"],
+        "memory_gb": found["memory_gb"],
+        "driver": found.get("driver") or "unknown",
+        "clocks_mhz": {"sm_max": found.get("sm_max"), "mem_max": found.get("mem_max")},
+        "power_limit_w": found.get("power_limit_w"),
+        "published_dense_fp16_tflops": peak,
+        "published_source": source,
+    }

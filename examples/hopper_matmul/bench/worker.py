@@ -1,0 +1,229 @@
+"""The worker: one fresh process that checks, then times, the implementations of its runs, interleaved.
+
+    benchmark.py --worker JOB.json RESULT.json
+
+The parent (bench.runner) writes the job, starts this process and reads the result file; progress
+goes to stderr. A job::
+
+    mode        "probe" (the GPU and software), "time" (check, then rounds), "profile" (one launch for ncu)
+    backend     "cuda"; "fake" stands in for the GPU in the CPU tests (bench.fake)
+    settings    rounds, repeats, warmup; process (this process's index)
+    runs        [{name, shape, impls: [ImplSpec json], check_shapes}]
+
+For each run: every implementation is built (pinned config or autotune) and checked against a float64
+reference at every check shape, C poisoned with NaN; a wrong result stops the worker before any timing
+(exit status 3). Then ``rounds`` rounds, the order forward in even rounds and reversed in odd ones;
+in each, every implementation is timed ``warmup`` + ``repeats`` calls (CUDA events, L2 flushed) and the
+median kept, while NVML samples clock and power under the implementation's tag.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from bench import machine
+
+WRONG_RESULT = 3
+
+
+@dataclass
+class Prepared:
+    """A built implementation at one shape: ``call()`` is exactly what is timed."""
+
+    name: str
+    call: Callable[[], Any]
+    config: dict[str, Any]
+    check: Callable[[tuple[int, int, int]], dict[str, Any]]
+
+
+class Backend(Protocol):
+    def device(self) -> dict[str, Any]: ...
+    def software(self) -> dict[str, str]: ...
+    def prepare(self, impl: dict[str, Any], shape: tuple[int, int, int]) -> Prepared: ...
+    def time_ms(self, prepared: Prepared, warmup: int, repeats: int) -> float: ...
+    def sampler(self) -> machine.WindowSampler: ...
+    def profile(self, prepared: Prepared) -> None: ...
+
+
+def progress(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+class CudaBackend:
+    """The real thing: Tilus kernels, cuBLAS and torch.compile on CUDA device 0."""
+
+    def __init__(self) -> None:
+        self._kernels: dict[str, Any] = {}
+        self._compiled: dict[tuple[int, int, int], Any] = {}
+        self._operands: dict[tuple[int, int, int], Any] = {}
+        self._uuid = ""
+
+    def device(self) -> dict[str, Any]:
+        found = machine.device()
+        self._uuid = found.get("uuid", "")
+        return found
+
+    def software(self) -> dict[str, str]:
+        return machine.software()
+
+    def _kernel(self, impl: dict[str, Any]) -> Any:
+        import prebuild
+
+        key = json.dumps(impl, sort_keys=True)
+        if key not in self._kernels:  # one instance per spec: Tilus builds each (N, K) once per instance
+            self._kernels[key] = prebuild.make_kernel(impl["file"], impl["cls"], impl["config"])
+        return self._kernels[key]
+
+    def _torch_compiled(self, shape: tuple[int, int, int]) -> Any:
+        import torch
+
+        if shape not in self._compiled:
+            from bench.plan import TORCH_COMPILE_MODE
+
+            # One static-shape graph per shape, all kept: no dynamo reset, since every run is prepared before
+            # any is timed, and a reset would make the earlier shapes recompile inside their timed windows.
+            for limit in ("recompile_limit", "cache_size_limit"):
+                if hasattr(torch._dynamo.config, limit):
+                    setattr(torch._dynamo.config, limit, max(64, getattr(torch._dynamo.config, limit)))
+                    break
+            self._compiled[shape] = torch.compile(lambda x, y: x @ y.T, mode=TORCH_COMPILE_MODE, dynamic=False)
+        return self._compiled[shape]
+
+    def prepare(self, impl: dict[str, Any], shape: tuple[int, int, int]) -> Prepared:
+        import torch
+
+        import common
+        import prebuild
+
+        m, n, k = shape
+        if shape not in self._operands:  # every impl of a run is timed on the same inputs
+            a, b = common.random_operands(m, n, k)
+            self._operands[shape] = (a, b, torch.empty(m, n, dtype=torch.float16, device="cuda"))
+        a, b, c = self._operands[shape]
+        if impl["kind"] == "cublas":
+            kernel: Any = lambda m_, n_, k_, x, y, z: torch.matmul(x, y.T, out=z)  # noqa: E731
+            call = lambda: torch.matmul(a, b.T, out=c)  # noqa: E731
+        elif impl["kind"] == "torch-compile":
+            fn = self._torch_compiled(shape)
+            kernel = lambda m_, n_, k_, x, y, z: z.copy_(fn(x, y))  # noqa: E731
+            call = lambda: fn(a, b)  # noqa: E731  (timed without the copy: it returns its own output)
+        else:
+            kernel = self._kernel(impl)
+            call = lambda: kernel(m, n, k, a, b, c)  # noqa: E731
+        common.matmul(kernel, a, b, out=c)  # build (or load from the cache) and, for a peer, compile
+        torch.cuda.synchronize()
+        config = impl["config"] if impl["config"] is not None else prebuild.tuned(kernel)
+
+        def check(at: tuple[int, int, int]) -> dict[str, Any]:
+            result = common.check(kernel, *at)
+            return {"ok": result.ok, "bad": result.bad, "max_abs_err": result.max_abs_err}
+
+        return Prepared(impl["name"], call, dict(config), check)
+
+    def time_ms(self, prepared: Prepared, warmup: int, repeats: int) -> float:
+        import common
+
+        return common.time_ms(prepared.call, warmup=warmup, repeats=repeats)
+
+    def sampler(self) -> machine.WindowSampler:
+        return machine.WindowSampler(machine.nvml_reader(self._uuid))
+
+    def profile(self, prepared: Prepared) -> None:
+        import torch
+
+        prepared.call()
+        torch.cuda.synchronize()
+        torch.cuda.profiler.start()  # ncu runs with --profile-from-start off: only this launch is profiled
+        prepared.call()
+        torch.cuda.synchronize()
+        torch.cuda.profiler.stop()
+
+
+def make_backend(job: dict[str, Any]) -> Backend:
+    if job["backend"] == "fake":
+        from bench.fake import FakeBackend
+
+        return FakeBackend(job.get("fake") or {}, job["settings"].get("process", 0))
+    return CudaBackend()
+
+
+def time_runs(backend: Backend, job: dict[str, Any]) -> tuple[list[dict[str, Any]], str | None]:
+    """Check every impl of every run, then time each run in rounds; (per-run results, error or None)."""
+    settings = job["settings"]
+    prepared_runs, out = [], []
+    for run in job["runs"]:
+        shape = tuple(run["shape"])
+        prepared, checks, configs = {}, {}, {}
+        for impl in run["impls"]:
+            progress(f"  {run['name']}: building {impl['name']}")
+            prepared[impl["name"]] = p = backend.prepare(impl, shape)
+            configs[impl["name"]] = p.config
+            checks[impl["name"]] = [dict(p.check(tuple(s)), shape=s) for s in run["check_shapes"]]
+            bad = [c for c in checks[impl["name"]] if not c["ok"]]
+            if bad:
+                first = bad[0]
+                return out + [{"name": run["name"], "checks": checks}], (
+                    f"{impl['name']} is wrong at {'x'.join(map(str, first['shape']))}: {first['bad']} elements "
+                    f"outside tolerance (max |err| {first['max_abs_err']:.3g}); nothing was timed"
+                )
+        out.append({"name": run["name"], "checks": checks, "configs": configs})
+        prepared_runs.append(prepared)
+    sampler = backend.sampler()
+    try:
+        for run, prepared, result in zip(job["runs"], prepared_runs, out, strict=True):
+            names = [impl["name"] for impl in run["impls"]]
+            samples: dict[str, list[float]] = {name: [] for name in names}
+            clocks: dict[str, list[float]] = {name: [] for name in names}
+            power: dict[str, list[float]] = {name: [] for name in names}
+            orders = []
+            started = time.perf_counter()
+            for r in range(settings["rounds"]):
+                order = names if r % 2 == 0 else names[::-1]  # alternating: no impl always follows the same one
+                orders.append(order)
+                for name in order:
+                    with sampler.window(name):
+                        samples[name].append(backend.time_ms(prepared[name], settings["warmup"], settings["repeats"]))
+                    got_clocks, got_power = sampler.take(name)
+                    clocks[name] += got_clocks
+                    power[name] += got_power
+            progress(f"  {run['name']}: {settings['rounds']} rounds in {time.perf_counter() - started:.1f} s")
+            result.update(samples=samples, clocks=clocks, power=power, orders=orders)
+    finally:
+        sampler.close()
+    return out, None
+
+
+def run_job(job: dict[str, Any]) -> tuple[dict[str, Any], int]:
+    backend = make_backend(job)
+    answer: dict[str, Any] = {"error": None, "device": backend.device(), "runs": []}
+    if job["mode"] == "probe":
+        answer["software"] = backend.software()
+        return answer, 0
+    if job["mode"] == "profile":
+        run = job["runs"][0]
+        backend.profile(backend.prepare(run["impls"][0], tuple(run["shape"])))
+        return answer, 0
+    answer["runs"], error = time_runs(backend, job)
+    answer["error"] = error
+    return answer, (WRONG_RESULT if error else 0)
+
+
+def main(argv: Sequence[str]) -> int:
+    """Hidden ``--worker JOB RESULT`` mode of benchmark.py."""
+    job_path, result_path = Path(argv[0]), Path(argv[1])
+    job = json.loads(job_path.read_text(encoding="utf-8"))
+    # stdout is left to the libraries (Tilus prints tuning progress); the answer goes to the result file.
+    try:
+        answer, status = run_job(job)
+    except Exception as exc:  # reported to the parent, with the traceback on stderr
+        traceback.print_exc()
+        answer, status = {"error": f"{type(exc).__name__}: {exc}", "runs": []}, 1
+    result_path.write_text(json.dumps(answer), encoding="utf-8")
+    return status
