@@ -27,14 +27,16 @@ CUBLAS, TORCH_COMPILE = versions.CUBLAS, versions.TORCH_COMPILE
 # max-autotune's GEMM template search without CUDA graphs: a graph replay copies inputs it did not allocate.
 TORCH_COMPILE_MODE = "max-autotune-no-cudagraphs"
 SWEEP_VERSIONS = ("v4", "v5", "v6")
-# The summary chart's shapes: square sizes, and LLM-shaped ones (8192 tokens; MLP up 4096 -> 14336, down).
+# Square sizes from one that leaves SMs idle to one with 8x the work of 8192^3, and two LLM-shaped ones:
+# a wide MLP projection (N = 28672) and a short-K one (K = 1024) where the epilogue weighs most.
 SWEEP_SHAPES: tuple[Shape, ...] = (
     (2048, 2048, 2048),
     (4096, 4096, 4096),
+    (6144, 6144, 6144),
     (8192, 8192, 8192),
     (16384, 16384, 16384),
-    (8192, 14336, 4096),
-    (8192, 4096, 14336),
+    (8192, 28672, 4096),
+    (16384, 8192, 1024),
 )
 QUICK_SWEEP_SHAPES: tuple[Shape, ...] = ((4096, 4096, 4096), (8192, 14336, 4096))
 
