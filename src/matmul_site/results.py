@@ -14,6 +14,7 @@ Layout (schema 2)::
 A Run is one interleaved session at one shape::
 
     run_id, date, git_commit, shape {m, n, k}, rounds, processes
+    warmup, repeats, log              (optional) calls per round, and the raw samples' log (relative to plots/results)
     rows {impl: Row}                  impl is "v<N>", "cublas", "torch-compile-max-autotune" or a variant's name
     after, title                      (steps only) the version the attempts start from, and what they try
 
@@ -161,14 +162,6 @@ def _close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=_REL_TOL)
 
 
-def _tflops(m: int, n: int, k: int, ms: float) -> float:
-    return 2.0 * m * n * k / (ms * 1e-3) / 1e12
-
-
-def _close(a: float, b: float) -> bool:
-    return math.isclose(a, b, rel_tol=_REL_TOL)
-
-
 def tflops(m: int, n: int, k: int, ms: float) -> float:
     """Dense matmul throughput: 2*M*N*K floating-point operations in ``ms`` milliseconds."""
     return 2.0 * m * n * k / (ms * 1e-3) / 1e12
@@ -237,6 +230,13 @@ def _validate_run(run: Any, field: str, *, steps: bool = False) -> None:
         _integer(shape, key, f"{field}.shape")
     _integer(run, "rounds", field)
     _integer(run, "processes", field)
+    # Optional: how each round timed a row (the method's defaults otherwise) and the raw log's path.
+    if run.get("warmup") is not None:
+        _integer(run, "warmup", field, minimum=0)
+    if run.get("repeats") is not None:
+        _integer(run, "repeats", field)
+    if run.get("log") is not None:
+        _string(run, "log", field)
     rows = _dict(_get(run, "rows", field), f"{field}.rows")
     if CUBLAS not in rows:
         raise ResultsError(f"field {field + '.rows'!r} has no cublas row: every ratio is paired with it")
