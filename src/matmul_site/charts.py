@@ -9,6 +9,7 @@ a Hopper GPU only when asked (:mod:`matmul_site.rerun`).
 from __future__ import annotations
 
 import math
+import textwrap
 from typing import Any
 
 from matplotlib.figure import Figure
@@ -80,7 +81,8 @@ def version_chart(version: str, data: Any = _USE_FILE) -> Figure:
     cublas = rows["cublas"]["tflops"]
     ax.axvline(cublas, color=CUBLAS, linestyle="--", linewidth=1.2)
     ax.text(cublas, len(order) - 0.35, f"cuBLAS {cublas:.0f} ", color=CUBLAS, ha="right", va="bottom", fontsize=8)
-    ax.set_yticks(ys, [f"{versions.label(n)}  {versions.title(n)}" for n in order], fontsize=8)
+    names = [f"{versions.label(n)}  {textwrap.shorten(versions.title(n), 26, placeholder='...')}" for n in order]
+    ax.set_yticks(ys, names, fontsize=8)
     ax.set_ylim(-0.6, len(order) - 0.1)
     ax.set_xlim(0, max(r["tflops"] for r in rows.values()) * 1.15)
     ax.set_xlabel(f"TFLOPS at {numbers.shape_text(run['shape'])} (higher is better)")
@@ -166,14 +168,15 @@ def sweep_chart(data: Any = _USE_FILE) -> Figure:
                      label=versions.label(impl))  # fmt: skip
     top.axhline(1.0, color=CUBLAS, linestyle="--", linewidth=1.1, label="cuBLAS (same run)")
     top.set_ylabel("\u00d7 cuBLAS (95% interval)")
-    top.legend(loc="lower right", fontsize=7.5, frameon=True, ncol=3)
+    top.margins(y=0.15)
     top.set_title(f"Against cuBLAS, shape by shape, on {data['gpu']['name']}", loc="left")
     for impl in impls:
         points = [(x, r["rows"][impl]["tflops"]) for x, r in enumerate(runs) if impl in r["rows"]]
         style = "-" if versions.is_version_name(impl) else "--"
         bottom.plot([p[0] for p in points], [p[1] for p in points], style, marker="o", markersize=3,
                     color=colours[impl], label=versions.label(impl), linewidth=1.3)  # fmt: skip
-    bottom.set_ylim(bottom=0)
+    bottom.set_ylim(0, max(r["rows"][i]["tflops"] for r in runs for i in r["rows"]) * 1.1)
+    bottom.legend(loc="lower right", fontsize=7.5, frameon=True, ncol=3)
     bottom.set_ylabel("TFLOPS")
     bottom.set_xticks(range(len(runs)), [numbers.shape_text(r["shape"]) for r in runs], rotation=30, ha="right",
                       fontsize=7.5)  # fmt: skip
@@ -205,22 +208,22 @@ def steps_chart(data: Any = _USE_FILE) -> Figure:
         low, high = base * step["low"], base * step["high"]
         mid = base * step["median"]
         ax.errorbar([x], [mid], yerr=[[mid - low], [high - mid]], fmt="none", ecolor=INK, capsize=3, linewidth=1)
-        ax.text(x, max(base, rows[impl]["tflops"], high) + 8, numbers.format_interval(step), ha="center",
-                va="bottom", fontsize=7)  # fmt: skip
+        median, _, interval = numbers.format_interval(step).partition(" ")
+        ax.text(x, max(base, rows[impl]["tflops"], high) + 8, f"{median}\n{interval}", ha="center", va="bottom",
+                fontsize=7, linespacing=1.1, bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5})  # fmt: skip
         if x + 1 < len(steps):
             ax.hlines(rows[impl]["tflops"], x + 0.3, x + 0.7, color=MUTED, linewidth=0.8)
         labels.append(f"{versions.label(step['over'])}\u2192{versions.label(impl)}")
         top = max(top, high, rows[impl]["tflops"])
     cublas = rows["cublas"]["tflops"]
     ax.axhline(cublas, color=CUBLAS, linestyle="--", linewidth=1.1)
-    ax.text(len(steps) - 0.5, cublas, f"cuBLAS, same run ({cublas:.0f}) ", color=CUBLAS, ha="right", va="bottom",
-            fontsize=8)  # fmt: skip
+    ax.text(-0.45, cublas, f"cuBLAS, same run ({cublas:.0f})", color=CUBLAS, ha="left", va="bottom", fontsize=8)
     for rule, colour in VERDICT_COLOURS.items():
         ax.bar([0], [0], color=colour, label=rule)
     ax.legend(loc="lower right", fontsize=7.5, frameon=True, title="verdict (95% interval vs 1.0)",
               title_fontsize=7.5)  # fmt: skip
     ax.set_xticks(range(len(steps)), labels)
-    ax.set_ylim(0, max(top, cublas) * 1.12)
+    ax.set_ylim(0, max(top, cublas) * 1.2)
     ax.set_ylabel(f"TFLOPS at {numbers.shape_text(numbers.ladder(data)['shape'])}")
     ax.grid(axis="x", visible=False)
     ax.set_title("What each step bought", loc="left")

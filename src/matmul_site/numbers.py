@@ -117,6 +117,8 @@ def run_for(data: dict[str, Any] | None, scope: str, impl: str | None = None) ->
     runs = [r for r in data.get("steps", []) if r["run_id"] == key]
     if not runs:
         runs = [r for r in data.get("steps", []) if r["after"] == key and (impl is None or impl in r["rows"])]
+    if len(runs) > 1 and impl is not None:  # prefer the run in which the row is a step (not a reference)
+        runs = [r for r in runs if r["rows"][impl].get("step")] or runs
     if len(runs) > 1:
         ids = ", ".join(r["run_id"] for r in runs)
         raise SpecError(f"{scope}: several steps runs hold {impl} ({ids}); name one by its run_id")

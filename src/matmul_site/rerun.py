@@ -73,6 +73,7 @@ def fresh(version: str) -> Rerun:
     if gpu is None:
         return Rerun(None, None, reason)
     out = OUT_DIR / f"{version}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
     out.unlink(missing_ok=True)
     try:
         done = subprocess.run(command(version, out), cwd=paths.ROOT, capture_output=True, text=True,
