@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_results import fake_file, provenance
 
+from fake_results import fake_file, provenance
 from matmul_site import numbers, results, stats
 
 
@@ -165,6 +165,10 @@ def test_load_rereads_a_file_only_when_it_changes(tmp_path: Path, data: dict[str
 def test_numbers_held_include_derived_values(data: dict[str, Any]) -> None:
     held = numbers.numbers_held(data)
     row = data["ladder"]["rows"]["v6"]
-    for value in (row["tflops"], 100 * row["ratio_to_cublas"]["low"], results.peak_tflops_at(data, 1755.0),
-                  100 * row["tflops"] / results.peak_tflops_at(data, 1755.0)):  # fmt: skip
+    for value in (
+        row["tflops"],
+        100 * row["ratio_to_cublas"]["low"],
+        results.peak_tflops_at(data, 1755.0),
+        100 * row["tflops"] / results.peak_tflops_at(data, 1755.0),
+    ):
         assert any(v == pytest.approx(value) for v in held), value

@@ -18,10 +18,10 @@ from typing import Any
 import draw_all
 import matplotlib.pyplot as plt
 import pytest
-from fake_results import fake_file, provenance
 from matplotlib.colors import to_rgb
 
-from matmul_site import captions, charts, chartkit, numbers, paths, rerun, results, versions
+from fake_results import fake_file, provenance
+from matmul_site import captions, chartkit, charts, numbers, paths, rerun, results, versions
 
 
 @pytest.fixture(scope="session")
@@ -68,9 +68,17 @@ def test_every_chart_script_draws_one_figure_the_same_bytes_twice(data: Any, tmp
 def test_caption_gives_gpu_shape_method_and_date_from_the_file(data: dict[str, Any]) -> None:
     text = captions.ladder_caption(data)
     run, method = data["ladder"], data["method"]
-    for expected in ("NVIDIA H200", "8192\u00d78192\u00d78192", "float16", "float32", method["timer"],
-                     f"{run['rounds']} rounds in {run['processes']} processes", method["interval"], method["order"],
-                     run["date"]):  # fmt: skip
+    for expected in (
+        "NVIDIA H200",
+        "8192\u00d78192\u00d78192",
+        "float16",
+        "float32",
+        method["timer"],
+        f"{run['rounds']} rounds in {run['processes']} processes",
+        method["interval"],
+        method["order"],
+        run["date"],
+    ):
         assert expected in text, f"caption lacks {expected!r}: {text}"
     data["gpu"]["name"], data["ladder"]["date"] = "Another Board", "2040-01-01"
     assert "Another Board" in captions.ladder_caption(data) and "2040-01-01" in captions.ladder_caption(data)
@@ -243,6 +251,13 @@ def test_with_the_variable_on_hopper_it_reruns_its_version_and_says_so(
 
 def test_rerun_command_runs_its_version_and_cublas_quick_into_build(tmp_path: Path) -> None:
     command = rerun.command("v4", tmp_path / "v4.json")
-    assert command[1:] == [str(rerun.BENCHMARK), "--ladder", "--versions", "v4", "--quick", "--out",
-                           str(tmp_path / "v4.json")]  # fmt: skip
+    assert command[1:] == [
+        str(rerun.BENCHMARK),
+        "--ladder",
+        "--versions",
+        "v4",
+        "--quick",
+        "--out",
+        str(tmp_path / "v4.json"),
+    ]
     assert rerun.OUT_DIR.is_relative_to(paths.BUILD_DIR)

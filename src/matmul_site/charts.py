@@ -70,14 +70,12 @@ def version_chart(version: str, data: Any = _USE_FILE) -> Figure:
         index = order.index(name)
         colour = HIGHLIGHT if index == current else EARLIER if index < current else LATER
         if name not in rows:
-            ax.text(2, y, NOT_MEASURED if rerun_on is None else "not in this run", va="center", fontsize=8,
-                    color=MUTED)  # fmt: skip
+            ax.text(2, y, NOT_MEASURED if rerun_on is None else "not in this run", va="center", fontsize=8, color=MUTED)
             continue
         t = rows[name]["tflops"]
         ax.barh(y, t, color=colour, height=0.7)
         weight = "bold" if index == current else "normal"
-        ax.text(t, y, f" {t:.0f}", va="center", fontsize=8, color=INK if index <= current else MUTED,
-                fontweight=weight)  # fmt: skip
+        ax.text(t, y, f" {t:.0f}", va="center", fontsize=8, color=INK if index <= current else MUTED, fontweight=weight)
     cublas = rows["cublas"]["tflops"]
     ax.axvline(cublas, color=CUBLAS, linestyle="--", linewidth=1.2)
     ax.text(cublas, len(order) - 0.35, f"cuBLAS {cublas:.0f} ", color=CUBLAS, ha="right", va="bottom", fontsize=8)
@@ -164,8 +162,9 @@ def sweep_chart(data: Any = _USE_FILE) -> Figure:
                 med.append(iv["median"])
                 err[0].append(iv["median"] - iv["low"])
                 err[1].append(iv["high"] - iv["median"])
-        top.errorbar(xs, med, yerr=err, fmt="o", markersize=3.5, capsize=2.5, color=colours[impl],
-                     label=versions.label(impl))  # fmt: skip
+        top.errorbar(
+            xs, med, yerr=err, fmt="o", markersize=3.5, capsize=2.5, color=colours[impl], label=versions.label(impl)
+        )
     top.axhline(1.0, color=CUBLAS, linestyle="--", linewidth=1.1, label="cuBLAS (same run)")
     top.set_ylabel("\u00d7 cuBLAS (95% interval)")
     top.margins(y=0.15)
@@ -173,13 +172,22 @@ def sweep_chart(data: Any = _USE_FILE) -> Figure:
     for impl in impls:
         points = [(x, r["rows"][impl]["tflops"]) for x, r in enumerate(runs) if impl in r["rows"]]
         style = "-" if versions.is_version_name(impl) else "--"
-        bottom.plot([p[0] for p in points], [p[1] for p in points], style, marker="o", markersize=3,
-                    color=colours[impl], label=versions.label(impl), linewidth=1.3)  # fmt: skip
+        bottom.plot(
+            [p[0] for p in points],
+            [p[1] for p in points],
+            style,
+            marker="o",
+            markersize=3,
+            color=colours[impl],
+            label=versions.label(impl),
+            linewidth=1.3,
+        )
     bottom.set_ylim(0, max(r["rows"][i]["tflops"] for r in runs for i in r["rows"]) * 1.1)
     bottom.legend(loc="lower right", fontsize=7.5, frameon=True, ncol=3)
     bottom.set_ylabel("TFLOPS")
-    bottom.set_xticks(range(len(runs)), [numbers.shape_text(r["shape"]) for r in runs], rotation=30, ha="right",
-                      fontsize=7.5)  # fmt: skip
+    bottom.set_xticks(
+        range(len(runs)), [numbers.shape_text(r["shape"]) for r in runs], rotation=30, ha="right", fontsize=7.5
+    )
     top.tick_params(labelbottom=False)
     fig.subplots_adjust(left=0.11, right=0.98, top=0.94, bottom=0.24, hspace=0.12)
     footer(fig, text)
@@ -209,8 +217,16 @@ def steps_chart(data: Any = _USE_FILE) -> Figure:
         mid = base * step["median"]
         ax.errorbar([x], [mid], yerr=[[mid - low], [high - mid]], fmt="none", ecolor=INK, capsize=3, linewidth=1)
         median, _, interval = numbers.format_interval(step).partition(" ")
-        ax.text(x, max(base, rows[impl]["tflops"], high) + 8, f"{median}\n{interval}", ha="center", va="bottom",
-                fontsize=7, linespacing=1.1, bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5})  # fmt: skip
+        ax.text(
+            x,
+            max(base, rows[impl]["tflops"], high) + 8,
+            f"{median}\n{interval}",
+            ha="center",
+            va="bottom",
+            fontsize=7,
+            linespacing=1.1,
+            bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5},
+        )
         if x + 1 < len(steps):
             ax.hlines(rows[impl]["tflops"], x + 0.3, x + 0.7, color=MUTED, linewidth=0.8)
         labels.append(f"{versions.label(step['over'])}\u2192{versions.label(impl)}")
@@ -220,8 +236,7 @@ def steps_chart(data: Any = _USE_FILE) -> Figure:
     ax.text(-0.45, cublas, f"cuBLAS, same run ({cublas:.0f})", color=CUBLAS, ha="left", va="bottom", fontsize=8)
     for rule, colour in VERDICT_COLOURS.items():
         ax.bar([0], [0], color=colour, label=rule)
-    ax.legend(loc="lower right", fontsize=7.5, frameon=True, title="verdict (95% interval vs 1.0)",
-              title_fontsize=7.5)  # fmt: skip
+    ax.legend(loc="lower right", fontsize=7.5, frameon=True, title="verdict (95% interval vs 1.0)", title_fontsize=7.5)
     ax.set_xticks(range(len(steps)), labels)
     ax.set_ylim(0, max(top, cublas) * 1.2)
     ax.set_ylabel(f"TFLOPS at {numbers.shape_text(numbers.ladder(data)['shape'])}")

@@ -31,21 +31,39 @@ from typing import Any
 
 from matmul_site import paths, results, stats, versions
 
+# Re-exported: pages, charts and tests print through numbers.format_*.
+from matmul_site.numfmt import DASH, TIMES, format_interval, format_value  # noqa: F401
+
 NOT_MEASURED = "not measured yet"
 NOT_RECORDED = "not recorded"
-TIMES = "\u00d7"
-DASH = "\u2013"
 SECTIONS = ("gpu", "software", "method", "problem", "ladder", "sweep")
 STYLES = ("", "x", "pct", "num")
 ROW_FIELDS = (
-    "tflops", "ms", "ratio", "step", "over", "verdict", "ratio_verdict", "sm_clock", "power",
-    "peak_at_clock", "peak_fraction", "datasheet_fraction", "config", "title", "kept", "counters",
-)  # fmt: skip
+    "tflops",
+    "ms",
+    "ratio",
+    "step",
+    "over",
+    "verdict",
+    "ratio_verdict",
+    "sm_clock",
+    "power",
+    "peak_at_clock",
+    "peak_fraction",
+    "datasheet_fraction",
+    "config",
+    "title",
+    "kept",
+    "counters",
+)
 # How a verdict reads in a sentence whose subject is the step ("This step pays: ...").
 STEP_WORDS = {stats.PAYS: "pays", stats.COSTS: "costs", stats.WITHIN_NOISE: "is within noise"}
 # ... and whose subject is an implementation compared with cuBLAS ("V6 is behind cuBLAS: ...").
-RATIO_WORDS = {stats.PAYS: "is ahead of cuBLAS", stats.COSTS: "is behind cuBLAS",
-               stats.WITHIN_NOISE: "is within noise of cuBLAS"}  # fmt: skip
+RATIO_WORDS = {
+    stats.PAYS: "is ahead of cuBLAS",
+    stats.COSTS: "is behind cuBLAS",
+    stats.WITHIN_NOISE: "is within noise of cuBLAS",
+}
 
 
 class Missing(Exception):
@@ -187,9 +205,15 @@ def lookup(data: dict[str, Any] | None, spec: str) -> tuple[str, Any]:
 
 
 def _row_field(data: dict[str, Any], row: dict[str, Any], field: str) -> tuple[str, Any]:
-    simple = {"tflops": ("tflops", "tflops"), "ms": ("ms", "latency_ms"), "ratio": ("interval", "ratio_to_cublas"),
-              "sm_clock": ("mhz", "sm_clock_mhz"), "power": ("watts", "power_w"), "title": ("text", "title"),
-              "config": ("config", "config")}  # fmt: skip
+    simple = {
+        "tflops": ("tflops", "tflops"),
+        "ms": ("ms", "latency_ms"),
+        "ratio": ("interval", "ratio_to_cublas"),
+        "sm_clock": ("mhz", "sm_clock_mhz"),
+        "power": ("watts", "power_w"),
+        "title": ("text", "title"),
+        "config": ("config", "config"),
+    }
     if field in simple:
         kind, key = simple[field]
         if row.get(key) is None:
@@ -257,8 +281,10 @@ def _ladder_field(data: dict[str, Any], field: str) -> tuple[str, Any]:
         chosen = [versions.label(i) for i, step in ladder_steps(data) if verdict(step) == words[field]]
         return "text", ", ".join(chosen) if chosen else "none"
     if field not in ("date", "rounds", "processes", "run_id", "git_commit", "shape"):
-        raise SpecError(f"unknown result ladder.{field}: use date, rounds, processes, run_id, git_commit, shape, "
-                        "pays, costs or within_noise")  # fmt: skip
+        raise SpecError(
+            f"unknown result ladder.{field}: use date, rounds, processes, run_id, git_commit, shape, "
+            "pays, costs or within_noise"
+        )
     if run is None:
         raise Missing(field)
     return ("text", shape_text(run["shape"])) if field == "shape" else ("plain", run[field])
@@ -278,58 +304,11 @@ def _sweep_field(data: dict[str, Any], field: str) -> tuple[str, Any]:
     if not found:
         raise Missing(field)
     counts = {v: found.count(v) for v in (stats.COSTS, stats.WITHIN_NOISE, stats.PAYS)}
-    text = (f"behind cuBLAS at {counts[stats.COSTS]} of {len(found)} shapes, within noise at "
-            f"{counts[stats.WITHIN_NOISE]}, ahead at {counts[stats.PAYS]}")  # fmt: skip
+    text = (
+        f"behind cuBLAS at {counts[stats.COSTS]} of {len(found)} shapes, within noise at "
+        f"{counts[stats.WITHIN_NOISE]}, ahead at {counts[stats.PAYS]}"
+    )
     return "text", text
-
-
-# ---------------------------------------------------------------------------- formatting
-
-
-def _digits(interval: dict[str, Any], scale: float, start: int) -> int:
-    """The fewest decimals (from ``start``) at which the printed interval agrees with the verdict."""
-    for digits in range(start, start + 3):
-        low, high = (round(interval[p] * scale, digits) for p in ("low", "high"))
-        one = round(scale, digits)
-        rule = verdict(interval)
-        if (rule == stats.PAYS and low > one) or (rule == stats.COSTS and high < one):
-            return digits
-        if rule == stats.WITHIN_NOISE and low <= one <= high:
-            return digits
-    return start + 2
-
-
-def format_interval(interval: dict[str, Any], style: str = "") -> str:
-    """A ratio with its 95% interval: "0.97x (0.96-0.98)", "97% (96-98%)"; style x prints the median only."""
-    if style == "pct":
-        d = _digits(interval, 100.0, 0)
-        low, med, high = (f"{100 * interval[p]:.{d}f}" for p in ("low", "median", "high"))
-        return f"{med}% ({low}{DASH}{high}%)"
-    d = _digits(interval, 1.0, 2)
-    low, med, high = (f"{interval[p]:.{d}f}" for p in ("low", "median", "high"))
-    if style == "num":
-        return med
-    return f"{med}{TIMES}" if style == "x" else f"{med}{TIMES} ({low}{DASH}{high})"
-
-
-def format_value(kind: str, value: Any, style: str = "") -> str:
-    """How the site prints a value of a kind (see :func:`lookup`)."""
-    if kind == "missing":
-        return value
-    if kind == "interval":
-        return format_interval(value, style)
-    if kind == "config":
-        return ", ".join(f"{k}={v}" for k, v in value.items()) if value else "defaults (no tuning knobs)"
-    if kind in ("text",) or isinstance(value, str) or isinstance(value, bool):
-        return str(value)
-    if kind == "fraction":
-        return f"{value:.2f}" if style == "num" else f"{value:.2f}{TIMES}" if style == "x" else f"{100 * value:.0f}%"
-    units = {"tflops": ("{:.0f}", " TFLOPS"), "published": ("{:.1f}", " TFLOPS"), "ms": ("{:.3f}", " ms"),
-             "mhz": ("{:.0f}", " MHz"), "watts": ("{:.0f}", " W"), "gb": ("{:.0f}", " GB"), "pct": ("{:.0f}", "%")}  # fmt: skip
-    if kind in units:
-        pattern, unit = units[kind]
-        return pattern.format(value) + ("" if style == "num" else unit)
-    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def render(data: dict[str, Any] | None, spec: str) -> str:

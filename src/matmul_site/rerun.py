@@ -76,8 +76,9 @@ def fresh(version: str) -> Rerun:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.unlink(missing_ok=True)
     try:
-        done = subprocess.run(command(version, out), cwd=paths.ROOT, capture_output=True, text=True,
-                              timeout=TIMEOUT_S, check=False)  # fmt: skip
+        done = subprocess.run(
+            command(version, out), cwd=paths.ROOT, capture_output=True, text=True, timeout=TIMEOUT_S, check=False
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return Rerun(None, gpu, f"the benchmark did not finish ({exc.__class__.__name__})")
     if done.returncode != 0:

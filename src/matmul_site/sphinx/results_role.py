@@ -34,12 +34,19 @@ from typing import Any
 from docutils import nodes
 from docutils.parsers.rst import directives
 from docutils.statemachine import StringList
-from sphinx import addnodes
 from sphinx.application import Sphinx
-from sphinx.errors import ExtensionError
 from sphinx.util.docutils import SphinxDirective, SphinxRole
 
 from matmul_site import captions, numbers, paths, rerun, results, stats, versions
+from matmul_site.sphinx.results_nodes import (
+    caption_para,
+    check_at_start,
+    impl_cell,
+    page_data,
+    pending,
+    table,
+    value_node,
+)
 
 NOT_MEASURED = numbers.NOT_MEASURED
 NOT_RECORDED = numbers.NOT_RECORDED
@@ -50,44 +57,18 @@ COUNTER_LABELS = {
 CONDITIONS = {"pays": stats.PAYS, "costs": stats.COSTS, "within-noise": stats.WITHIN_NOISE}
 
 
-# ---------------------------------------------------------------------------- the data, per build
-
-
-def load_checked() -> dict[str, Any] | None:
-    """The results the site shows (cached by path and mtime in numbers.load); ExtensionError when unusable."""
-    try:
-        return numbers.load_default()
-    except results.ResultsError as err:
-        raise ExtensionError(f"the results file cannot be used: {err}") from err
-
-
-def _check(app: Sphinx) -> None:
-    load_checked()  # fail at the start of the build, with the file's name, not in the middle of a page
-
-
-def _data(env: Any) -> dict[str, Any] | None:
-    path = paths.results_file()
-    env.note_dependency(str(path if path is not None else paths.RESULTS_DIR))
-    return load_checked()
-
-
-def _text(value: str) -> nodes.inline:
-    classes = ["result", "not-measured"] if value in (NOT_MEASURED, NOT_RECORDED) else ["result"]
-    return nodes.inline(value, value, classes=classes)
-
-
 class _Role(SphinxRole):
     render = staticmethod(numbers.render)
 
     def run(self) -> tuple[list[nodes.Node], list[nodes.system_message]]:
         try:
-            value = self.render(_data(self.env), self.text)
+            value = self.render(page_data(self.env), self.text)
         except numbers.SpecError as err:
             msg = self.inliner.reporter.error(str(err), line=self.lineno)
             return [self.inliner.problematic(self.rawtext, self.rawtext, msg)], [msg]
         if self.text.split(":")[0].endswith(".config") and value != NOT_MEASURED:
             return [nodes.literal(value, value, classes=["result"])], []
-        return [_text(value)], []
+        return [value_node(value)], []
 
 
 class ResultRole(_Role):
@@ -98,63 +79,11 @@ class VerdictRole(_Role):
     render = staticmethod(numbers.render_verdict)
 
 
-# ---------------------------------------------------------------------------- tables
-
-
-def _cell(content: str | nodes.Node) -> nodes.entry:
-    cell = nodes.entry()
-    cell += nodes.paragraph("", "", _text(content) if isinstance(content, str) else content)
-    return cell
-
-
-def _table(header: list[str], rows: list[list[str | nodes.Node]], widths: list[int], kind: str) -> nodes.table:
-    table = nodes.table(classes=["results-table", kind])
-    group = nodes.tgroup(cols=len(header))
-    table += group
-    for width in widths:
-        group += nodes.colspec(colwidth=width)
-    head = nodes.thead()
-    group += head
-    row = nodes.row()
-    for title in header:
-        row += _cell(nodes.Text(title))
-    head += row
-    body = nodes.tbody()
-    group += body
-    for values in rows:
-        row = nodes.row()
-        for value in values:
-            row += _cell(value)
-        body += row
-    return table
-
-
-def _doc_link(env: Any, name: str, text: str) -> nodes.Node:
-    ref = addnodes.pending_xref("", refdomain="std", reftype="doc", reftarget=f"/chapters/{name}",
-                                refexplicit=True, refdoc=env.docname)  # fmt: skip
-    ref += nodes.inline(text, text)
-    return ref
-
-
-def _impl_cell(env: Any, impl: str) -> nodes.Node:
-    if versions.is_version_name(impl) and impl in versions.names():
-        return _doc_link(env, impl, versions.get(impl).heading)
-    return _text(versions.label(impl))
-
-
-def _caption(text: str) -> nodes.paragraph:
-    return nodes.paragraph(text, text, classes=["results-caption"])
-
-
-def _pending(text: str) -> nodes.paragraph:
-    return nodes.paragraph(text, text, classes=["chart-pending"])
-
-
 class ResultsLadder(SphinxDirective):
     """Every version and the ladder run's own cuBLAS, which is also the baseline of every ratio."""
 
     def run(self) -> list[nodes.Node]:
-        data = _data(self.env)
+        data = page_data(self.env)
         names = [*versions.names(), results.CUBLAS]
         r = lambda impl, field: numbers.render(data, f"{impl}.{field}")  # noqa: E731
         rows: list[list[str | nodes.Node]] = []
@@ -162,28 +91,50 @@ class ResultsLadder(SphinxDirective):
             step = numbers.render_verdict(data, f"{impl}.step") if impl != names[0] else "first version"
             if impl == results.CUBLAS:
                 step = "the baseline"
-            rows.append([_impl_cell(self.env, impl), r(impl, "tflops"), r(impl, "ms"), r(impl, "ratio"), step,
-                         r(impl, "sm_clock"), r(impl, "power")])  # fmt: skip
-        header = ["Version", "TFLOPS", "Latency", "\u00d7 cuBLAS (95% interval)", "Step over the previous version",
-                  "SM clock", "Power"]  # fmt: skip
-        table = _table(header, rows, [30, 9, 9, 16, 22, 8, 7], "ladder")
-        return [table, _caption(captions.ladder_caption(data))]
+            rows.append(
+                [
+                    impl_cell(self.env, impl),
+                    r(impl, "tflops"),
+                    r(impl, "ms"),
+                    r(impl, "ratio"),
+                    step,
+                    r(impl, "sm_clock"),
+                    r(impl, "power"),
+                ]
+            )
+        header = [
+            "Version",
+            "TFLOPS",
+            "Latency",
+            "\u00d7 cuBLAS (95% interval)",
+            "Step over the previous version",
+            "SM clock",
+            "Power",
+        ]
+        result = table(header, rows, [30, 9, 9, 16, 22, 8, 7], "ladder")
+        return [result, caption_para(captions.ladder_caption(data))]
 
 
 class ResultsLadderSteps(SphinxDirective):
     """Every step of the ladder, its paired ratio and interval, and the verdict of the rule."""
 
     def run(self) -> list[nodes.Node]:
-        data = _data(self.env)
+        data = page_data(self.env)
         steps = numbers.ladder_steps(data)
         if not steps:
-            return [_pending(f"The ladder's steps are {NOT_MEASURED}.")]
+            return [pending(f"The ladder's steps are {NOT_MEASURED}.")]
         rows: list[list[str | nodes.Node]] = []
         for impl, step in steps:
-            rows.append([_impl_cell(self.env, impl), versions.label(step["over"]), numbers.format_interval(step),
-                         numbers.STEP_WORDS[numbers.verdict(step)]])  # fmt: skip
-        table = _table(["Version", "Over", "Step (95% interval)", "Verdict"], rows, [40, 8, 20, 14], "ladder-steps")
-        return [table, _caption(captions.ladder_caption(data))]
+            rows.append(
+                [
+                    impl_cell(self.env, impl),
+                    versions.label(step["over"]),
+                    numbers.format_interval(step),
+                    numbers.STEP_WORDS[numbers.verdict(step)],
+                ]
+            )
+        result = table(["Version", "Over", "Step (95% interval)", "Verdict"], rows, [40, 8, 20, 14], "ladder-steps")
+        return [result, caption_para(captions.ladder_caption(data))]
 
 
 class ResultsPerformance(SphinxDirective):
@@ -195,10 +146,10 @@ class ResultsPerformance(SphinxDirective):
         name = self.arguments[0]
         if name not in versions.names():
             raise self.error(f"results-performance: unknown version {name!r}; known: {', '.join(versions.names())}")
-        data = _data(self.env)
+        data = page_data(self.env)
         run = numbers.ladder(data)
         if run is None or name not in run["rows"]:
-            return [_pending(f"{versions.label(name)}: {NOT_MEASURED}.")]
+            return [pending(f"{versions.label(name)}: {NOT_MEASURED}.")]
         r = lambda spec: numbers.render(data, f"{name}.{spec}")  # noqa: E731
         counters = run["rows"][name].get("counters") or {}
         counter_rows: list[list[str | nodes.Node]] = [
@@ -218,45 +169,53 @@ class ResultsPerformance(SphinxDirective):
             *counter_rows,
             ["Run", f"{run['run_id']}, {run['date']}, commit {run['git_commit']}"],
         ]
-        return [_table(["Quantity", versions.label(name)], rows, [34, 56], "performance")]
+        return [table(["Quantity", versions.label(name)], rows, [34, 56], "performance")]
 
 
 class ResultsProvenance(SphinxDirective):
     """Where and how the recorded numbers were measured."""
 
     def run(self) -> list[nodes.Node]:
-        data = _data(self.env)
+        data = page_data(self.env)
         if data is None:
-            return [_pending(f"No results file is recorded yet: hardware, software and dates are {NOT_MEASURED}.")]
+            return [pending(f"No results file is recorded yet: hardware, software and dates are {NOT_MEASURED}.")]
         g, s, m, p = data["gpu"], data["software"], data["method"], data["problem"]
-        peak: nodes.Node = _text(numbers.render(data, "gpu.peak"))
+        peak: nodes.Node = value_node(numbers.render(data, "gpu.peak"))
         if g.get("published_source"):
             peak = nodes.inline()
-            peak += _text(numbers.render(data, "gpu.peak"))
+            peak += value_node(numbers.render(data, "gpu.peak"))
             peak += nodes.Text(" (")
             peak += nodes.reference(g["published_source"], "datasheet", refuri=g["published_source"])
             peak += nodes.Text(")")
-        clocks = g["clocks_mhz"]
         runs = [r for r in (data.get("ladder"), *data.get("sweep", []), *data.get("steps", [])) if r]
         path = paths.results_file()
         rows: list[list[str | nodes.Node]] = [
-            ["GPU", f"{g['name']}, {g['sm_count']} SMs, compute capability {g['compute_capability']}, "
-                    f"driver {g['driver']}, {numbers.render(data, 'gpu.memory_gb')}"],  # fmt: skip
-            ["Clock and power limits", f"SM up to {numbers.render(data, 'gpu.clocks_mhz.sm_max')}, memory up to "
-                                       f"{numbers.render(data, 'gpu.clocks_mhz.mem_max')}, power limit "
-                                       f"{numbers.render(data, 'gpu.power_limit_w')}"],  # fmt: skip
+            [
+                "GPU",
+                f"{g['name']}, {g['sm_count']} SMs, compute capability {g['compute_capability']}, "
+                f"driver {g['driver']}, {numbers.render(data, 'gpu.memory_gb')}",
+            ],
+            [
+                "Clock and power limits",
+                f"SM up to {numbers.render(data, 'gpu.clocks_mhz.sm_max')}, memory up to "
+                f"{numbers.render(data, 'gpu.clocks_mhz.mem_max')}, power limit "
+                f"{numbers.render(data, 'gpu.power_limit_w')}",
+            ],
             ["Datasheet dense FP16 peak", peak],
             ["Software", f"CUDA {s['cuda']}, torch {s['torch']}, Tilus {s['tilus']}, Python {s['python']}"],
             ["Problem", f"{numbers.shape_text(p)}, {p['dtype']} inputs, {p['accumulate']} accumulation"],
-            ["Timer", f"{m['timer']}, {m['warmup']} warm-up and {m['repeats']} timed calls per round; "
-                      f"L2 flush: {m['l2_flush']}"],  # fmt: skip
+            [
+                "Timer",
+                f"{m['timer']}, {m['warmup']} warm-up and {m['repeats']} timed calls per round; "
+                f"L2 flush: {m['l2_flush']}",
+            ],
             ["Order", m["order"]],
             ["Statistic", f"{m['statistic']}; {m['interval']}"],
             ["Clocks and power", m["clocks"]],
             ["Dates", captions.dates(runs) if runs else NOT_MEASURED],
             ["Results file", f"plots/results/{path.name}" if path else NOT_MEASURED],
         ]
-        return [_table(["", "Recorded in the results file"], rows, [24, 66], "provenance")]
+        return [table(["", "Recorded in the results file"], rows, [24, 66], "provenance")]
 
 
 class ResultsSteps(SphinxDirective):
@@ -266,7 +225,7 @@ class ResultsSteps(SphinxDirective):
     option_spec = {"impls": directives.unchanged, "kept": directives.unchanged}
 
     def run(self) -> list[nodes.Node]:
-        data = _data(self.env)
+        data = page_data(self.env)
         after = self.arguments[0].lower()
         runs = [r for r in (data or {}).get("steps", []) if r["after"] == after]
         patterns = [p.strip() for p in self.options.get("impls", "*").split(",") if p.strip()]
@@ -282,15 +241,30 @@ class ResultsSteps(SphinxDirective):
                     continue
                 step = numbers.render_verdict(data, f"steps/{run['run_id']}/{impl}.step")
                 over = versions.label(row["step"]["over"]) if row.get("step") else ""
-                rows.append([nodes.literal(impl, impl), row["title"], run["title"], f"{row['tflops']:.0f}",
-                             numbers.format_interval(row["ratio_to_cublas"]),
-                             f"{step} over {over}" if over else "reference", "kept" if row.get("kept") else "no"])  # fmt: skip
+                rows.append(
+                    [
+                        nodes.literal(impl, impl),
+                        row["title"],
+                        run["title"],
+                        f"{row['tflops']:.0f}",
+                        numbers.format_interval(row["ratio_to_cublas"]),
+                        f"{step} over {over}" if over else "reference",
+                        "kept" if row.get("kept") else "no",
+                    ]
+                )
         if not rows:
-            return [_pending(f"No attempts after {after.upper()} are recorded yet: {NOT_MEASURED}.")]
-        header = ["Variant", "What changed", "Run", "TFLOPS", "\u00d7 cuBLAS (95% interval)", "Step (95% interval)",
-                  f"In {after.upper()}"]  # fmt: skip
-        table = _table(header, rows, [14, 26, 14, 7, 14, 20, 6], "steps")
-        return [table, _caption(captions.steps_caption(data, runs))]
+            return [pending(f"No attempts after {after.upper()} are recorded yet: {NOT_MEASURED}.")]
+        header = [
+            "Variant",
+            "What changed",
+            "Run",
+            "TFLOPS",
+            "\u00d7 cuBLAS (95% interval)",
+            "Step (95% interval)",
+            f"In {after.upper()}",
+        ]
+        result = table(header, rows, [14, 26, 14, 7, 14, 20, 6], "steps")
+        return [result, caption_para(captions.steps_caption(data, runs))]
 
 
 def _escape(text: str) -> str:
@@ -310,7 +284,7 @@ class ResultsChart(SphinxDirective):
         if not (paths.PLOTS_DIR / script).is_file():
             raise self.error(f"results-chart: plots/{script} does not exist")
         self.env.note_dependency(str(paths.PLOTS_DIR / script))
-        data = _data(self.env)
+        data = page_data(self.env)
         needs = self.options.get("requires", "any")
         if needs == "sweep":
             ready, caption = bool(data and data.get("sweep")), captions.sweep_caption(data)
@@ -327,7 +301,7 @@ class ResultsChart(SphinxDirective):
         else:
             raise self.error(f"results-chart: :requires: {needs!r} is not a version, any, sweep or steps")
         if not ready:
-            return [_pending(missing)]
+            return [pending(missing)]
         alt = self.options.get("alt", f"Chart drawn by plots/{script} from the results file")
         lines = [f".. plot:: {script}", f"   :alt: {alt}", f"   :caption: {_escape(caption)}", ""]
         container = nodes.container(classes=["results-chart"])
@@ -343,7 +317,7 @@ class ResultsWhen(SphinxDirective):
 
     def run(self) -> list[nodes.Node]:
         spec, condition = self.arguments
-        data = _data(self.env)
+        data = page_data(self.env)
         if condition not in (*CONDITIONS, "measured", "not-measured"):
             raise self.error(f"results-when: {condition!r}: use {', '.join(CONDITIONS)}, measured or not-measured")
         try:
@@ -369,12 +343,17 @@ def iter_specs(text: str) -> Iterator[tuple[str, str]]:
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
-    app.connect("builder-inited", _check)
+    app.connect("builder-inited", check_at_start)
     app.add_role("result", ResultRole())
     app.add_role("verdict", VerdictRole())
-    for name, directive in (("results-ladder", ResultsLadder), ("results-ladder-steps", ResultsLadderSteps),
-                            ("results-performance", ResultsPerformance), ("results-provenance", ResultsProvenance),
-                            ("results-steps", ResultsSteps), ("results-chart", ResultsChart),
-                            ("results-when", ResultsWhen)):  # fmt: skip
+    for name, directive in (
+        ("results-ladder", ResultsLadder),
+        ("results-ladder-steps", ResultsLadderSteps),
+        ("results-performance", ResultsPerformance),
+        ("results-provenance", ResultsProvenance),
+        ("results-steps", ResultsSteps),
+        ("results-chart", ResultsChart),
+        ("results-when", ResultsWhen),
+    ):
         app.add_directive(name, directive)
     return {"version": "2", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 2}
