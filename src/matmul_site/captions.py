@@ -63,7 +63,12 @@ def steps_caption(data: dict[str, Any] | None, runs: list[dict[str, Any]]) -> st
         return f"Steps: {NOT_MEASURED}."
     m = data["method"]
     shapes = ", ".join(sorted({numbers.shape_text(r["shape"]) for r in runs}))
-    counts = "; ".join(f"{r['run_id']}: {r['rounds']} rounds in {r['processes']} processes" for r in runs)
+    earlier = m.get("earlier_runs") or {}
+    counts = "; ".join(
+        f"{r['run_id']}: {r['rounds']} rounds in {r['processes']} processes"
+        + (f" ({earlier[r['run_id']]})" if r["run_id"] in earlier else "")
+        for r in runs
+    )
     return (
         f"{data['gpu']['name']} at {shapes}. {m['timer']}, L2 flush: {m['l2_flush']}; {counts}; {m['order']}; "
         f"{m['statistic']}, {m['interval']}. Measured {dates(runs)}."
