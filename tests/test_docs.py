@@ -80,18 +80,28 @@ def flipped(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-def build(out: Path, results_file: Path) -> Path:
-    """sphinx-build -W -n as `nox -s docs` runs it, with deprecation warnings as errors and no chart rerun."""
+def build(out: Path, results_file: Path, *, rerun_without_hopper: bool = False) -> Path:
+    """sphinx-build -W -n as `nox -s docs` runs it, with deprecation warnings as errors; stderr in out/../stderr.
+
+    ``rerun_without_hopper`` sets the rerun variable with an nvidia-smi on PATH that reports a non-Hopper GPU.
+    """
     env = {
         **os.environ,
         paths.ENV_RESULTS: str(results_file),
         "PYTHONWARNINGS": "error::DeprecationWarning,error::PendingDeprecationWarning",
     }
     env.pop(rerun.ENV, None)
+    if rerun_without_hopper:
+        bin_dir = out.parent / "bin"
+        bin_dir.mkdir()
+        (bin_dir / "nvidia-smi").write_text("#!/bin/sh\necho 'NVIDIA A100-SXM4-80GB, 8.0'\n")
+        (bin_dir / "nvidia-smi").chmod(0o755)
+        env.update({rerun.ENV: "1", "PATH": f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"})
     command = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-n", "-b", "html", "-c", ".", "docs", str(out)]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600, env=env)
     assert done.returncode == 0, f"sphinx-build failed:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
     assert "WARNING" not in done.stderr and "Warning" not in done.stderr, done.stderr
+    (out.parent / "stderr").write_text(done.stderr)
     return out
 
 
@@ -116,10 +126,10 @@ def flipped_site(tmp_path_factory: pytest.TempPathFactory, fake: dict[str, Any])
 
 @pytest.fixture(scope="module")
 def bare_site(tmp_path_factory: pytest.TempPathFactory, fake: dict[str, Any]) -> Path:
-    """A file with provenance and steps but no ladder and no sweep yet."""
+    """A file with provenance and steps but no ladder and no sweep yet; chart rerun asked for, on no Hopper GPU."""
     where = tmp_path_factory.mktemp("bare")
     (where / "results.json").write_text(json.dumps(provenance() | {"steps": fake["steps"]}))
-    return build(where / "html", where / "results.json")
+    return build(where / "html", where / "results.json", rerun_without_hopper=True)
 
 
 class _Text(HTMLParser):
@@ -486,6 +496,13 @@ def test_the_extension_keeps_no_state_on_the_app() -> None:
 def test_no_module_of_the_site_package_is_over_400_lines() -> None:
     for module in Path(results.__file__).parent.glob("**/*.py"):
         assert len(module.read_text(encoding="utf-8").splitlines()) <= 400, module.name
+
+
+@pytest.mark.slow
+def test_rerun_asked_for_without_a_hopper_gpu_says_why_once_per_chapter(bare_site: Path) -> None:
+    lines = [line for line in (bare_site.parent / "stderr").read_text().splitlines() if rerun.ENV in line]
+    assert len(lines) == len(CHAPTERS), lines
+    assert all("no Hopper GPU" in line and "A100" in line for line in lines), lines
 
 
 def test_reproduce_section_and_readme_document_the_rerun_variable() -> None:

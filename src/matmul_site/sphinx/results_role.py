@@ -237,8 +237,8 @@ class ResultsSteps(SphinxDirective):
             for impl, row in run["rows"].items():
                 if impl == results.CUBLAS or not any(fnmatch.fnmatchcase(impl, p) for p in patterns):
                     continue
-                if kept is not None and row.get("kept", False) != (kept == "yes"):
-                    continue
+                if kept is not None and (row.get("kept", False) != (kept == "yes") or not row.get("step")):
+                    continue  # with :kept:, only attempts (rows with a step), not the run's baseline
                 step = numbers.render_verdict(data, f"steps/{run['run_id']}/{impl}.step")
                 over = versions.label(row["step"]["over"]) if row.get("step") else ""
                 rows.append(
