@@ -45,7 +45,7 @@ def interval(groups: Sequence[Sequence[float]], *, resamples: int = RESAMPLES, s
 
 
 def verdict(ratio: dict[str, Any]) -> str:
-    """ "pays" when the interval lies wholly above 1.0, "costs" when wholly below, else "within noise"."""
+    """"pays" when the interval lies wholly above 1.0, "costs" when wholly below, else "within noise"."""
     if ratio["low"] > 1.0:
         return PAYS
     if ratio["high"] < 1.0:
