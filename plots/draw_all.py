@@ -4,6 +4,7 @@
     python plots/draw_all.py --rerun         # on a Hopper GPU: rerun the benchmark first, then redraw
     python plots/draw_all.py --rerun --quick --charts-dir build/quick-charts   # benchmark flags pass through
     HOPPER_MATMUL_RERUN=1 python plots/draw_all.py   # the same as --rerun
+    HOPPER_MATMUL_RERUN_CHARTS=1 python plots/draw_all.py   # each chapter chart reruns its own version (quick)
 
 Arguments that this script does not know are passed on to the benchmark with --rerun.
 The site does not need these files: Sphinx's plot directive runs the same scripts at
@@ -33,6 +34,7 @@ BENCHMARK = ROOT / "examples" / "hopper_matmul" / "benchmark.py"
 ENV_RERUN = "HOPPER_MATMUL_RERUN"
 
 from matmul_site import charts as chartlib  # noqa: E402
+from matmul_site import paths  # noqa: E402
 
 
 def scripts() -> list[Path]:
@@ -72,8 +74,8 @@ def main(argv: list[str] | None = None) -> int:
         if status != 0:
             print(f"the benchmark failed (exit status {status}); the charts were not redrawn", file=sys.stderr)
             return status
-    source = chartlib.results_path()
-    print(f"results: {source.relative_to(ROOT) if source else chartlib.NOT_MEASURED}")
+    source = paths.results_file()
+    print(f"results: {source if source else chartlib.NOT_MEASURED}")
     for script in scripts():
         print(f"  {draw(script, args.charts_dir)}")
     return 0

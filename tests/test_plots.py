@@ -1,13 +1,15 @@
-"""The charts: they draw from a results file, byte-for-byte the same twice, and say so when nothing is measured.
+"""The charts: drawn from a results file with one cuBLAS baseline, byte-for-byte the same twice, honest when empty.
 
-The results used here are a fixture written into a temporary directory; they are
-made-up numbers shaped like the real file, never committed as data.
+The results used here are tests/fake_results.py's made-up schema-2 file, written into a temporary
+directory; never committed as data.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -16,208 +18,166 @@ from typing import Any
 import draw_all
 import matplotlib.pyplot as plt
 import pytest
+from matplotlib.colors import to_rgb
 
-from matmul_site import charts as chartlib
-from matmul_site import results
-from fake_results import provenance
-
-FIXTURE_GPU = "Fixture GPU X900"
+from fake_results import fake_file, provenance
+from matmul_site import captions, chartkit, charts, numbers, paths, rerun, results, versions
 
 
-def fixture_results(versions: tuple[str, ...] = ("v0", "v1", "v2", "v3"), sweep: bool = True) -> dict[str, Any]:
-    """A results dict in the documented shape with recognisable made-up numbers."""
-    cublas_ms = 2 * 8192**3 / 747.3e12 * 1e3
-
-    def row(name: str, tflops: float, technique: str, config: dict[str, int]) -> dict[str, Any]:
-        ms = 2 * 8192**3 / (tflops * 1e12) * 1e3
-        return {
-            "latency_ms": ms,
-            "tflops": tflops,
-            "fraction_of_cublas": cublas_ms / ms,
-            "cublas_latency_ms": cublas_ms,
-            "process_latencies_ms": [ms * 0.999, ms, ms * 1.002],
-            "config": config,
-            "counters": {"tensor_pipe_pct": 37.25, "dram_throughput_pct": 21.75},
-            "date": "2031-02-03",
-            "git_commit": "f1x7ure",
-            "technique": technique,
-        }
-
-    made_up = {
-        "v0": 311.7,
-        "v1": 523.3,
-        "v2": 547.9,
-        "v3": 601.1,
-        "v4": 653.3,
-        "v5": 688.1,
-        "v6": 744.9,
-        "cublas": 747.3,
-    }
-    entries = {
-        name: row(name, made_up[name], chartlib.TECHNIQUES[name], {"block_m": 128, "block_n": 128, "block_k": 64})
-        for name in (*versions, "cublas")
-    }
-    entries["cublas"]["config"] = {}
-    entries["cublas"]["counters"] = None
-    rows = []
-    if sweep:
-        for impl, scale in (("v4", 0.87), ("v6", 0.99), ("cublas", 1.0), ("torch-compile-max-autotune", 0.93)):
-            for m, n, k in ((1024, 1024, 1024), (4096, 4096, 4096), (8192, 14336, 4096), (8192, 8192, 8192)):
-                t = scale * (200 + 60 * (m * n * k) ** (1 / 9))
-                rows.append({"impl": impl, "m": m, "n": n, "k": k, "latency_ms": 2 * m * n * k / t / 1e9,
-                             "tflops": t, "date": "2031-02-04"})  # fmt: skip
-    return {**provenance(FIXTURE_GPU), "entries": entries, "sweep": rows}
+@pytest.fixture(scope="session")
+def fake() -> dict[str, Any]:
+    return fake_file()
 
 
-def write_fixture(directory: Path, data: dict[str, Any] | None = None) -> Path:
-    path = directory / "fixture-gpu-x900.json"
-    path.write_text(json.dumps(fixture_results() if data is None else data, indent=1))
-    return path
+@pytest.fixture
+def data(fake: dict[str, Any]) -> dict[str, Any]:
+    return copy.deepcopy(fake)
 
 
 @pytest.fixture(autouse=True)
-def close_figures() -> Any:
+def close_figures(monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.delenv(rerun.ENV, raising=False)
     yield
     plt.close("all")
 
 
-@pytest.fixture
-def fixture_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = write_fixture(tmp_path)
-    monkeypatch.setenv(chartlib.ENV_RESULTS, str(path))
+def use_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data: dict[str, Any] | None) -> Path:
+    path = tmp_path / "results.json"
+    if data is not None:
+        path.write_text(json.dumps(data))
+    monkeypatch.setenv(paths.ENV_RESULTS, str(path))
     return path
 
 
-@pytest.fixture
-def no_results(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(chartlib.ENV_RESULTS, str(tmp_path / "absent.json"))
+def texts(fig: Any) -> list[str]:
+    return [t.get_text() for ax in fig.axes for t in ax.texts] + [t.get_text() for t in fig.texts]
 
 
-def svg_text(path: Path) -> str:
-    return path.read_text(encoding="utf-8")
-
-
-def test_fixture_satisfies_the_results_contract() -> None:
-    results.validate(fixture_results())
-
-
-def test_every_chart_script_draws_one_figure_from_the_fixture(fixture_file: Path, tmp_path: Path) -> None:
-    out = tmp_path / "charts"
-    drawn = [draw_all.draw(script, out) for script in draw_all.scripts()]
-    assert {p.stem for p in drawn} == {"plot_summary", "plot_sweep", *(f"plot_v{i}" for i in range(7))}
-    for path in drawn:
-        assert path.stat().st_size > 5000, f"{path.name} looks empty"
-
-
-def test_charts_are_byte_identical_on_two_draws(fixture_file: Path, tmp_path: Path) -> None:
+def test_every_chart_script_draws_one_figure_the_same_bytes_twice(data: Any, tmp_path: Path, monkeypatch: Any) -> None:
+    use_file(tmp_path, monkeypatch, data)
+    expected = {"plot_summary", "plot_sweep", "plot_steps", *(f"plot_{v}" for v in versions.names())}
+    assert {p.stem for p in draw_all.scripts()} == expected
     for script in draw_all.scripts():
-        first = draw_all.draw(script, tmp_path / "a").read_bytes()
+        first = draw_all.draw(script, tmp_path / "a")
         second = draw_all.draw(script, tmp_path / "b").read_bytes()
-        assert first == second, f"{script.name} drew different bytes twice"
-        assert b"<dc:date>" not in first, f"{script.name} embeds a date"
+        assert first.stat().st_size > 5000, f"{first.name} looks empty"
+        assert first.read_bytes() == second, f"{script.name} drew different bytes twice"
+        assert b"<dc:date>" not in second, f"{script.name} embeds a date"
 
 
-def test_caption_names_gpu_size_dtype_method_and_date_from_the_file(fixture_file: Path) -> None:
-    text = chartlib.caption(chartlib.load())
-    for expected in (FIXTURE_GPU, "8192\u00d78192\u00d78192", "float16", "float32", "CUDA events", "2031-02-03"):
+def test_caption_gives_gpu_shape_method_and_date_from_the_file(data: dict[str, Any]) -> None:
+    text = captions.ladder_caption(data)
+    run, method = data["ladder"], data["method"]
+    for expected in (
+        "NVIDIA H200",
+        "8192\u00d78192\u00d78192",
+        "float16",
+        "float32",
+        method["timer"],
+        f"{run['rounds']} rounds in {run['processes']} processes",
+        method["interval"],
+        method["order"],
+        run["date"],
+    ):
         assert expected in text, f"caption lacks {expected!r}: {text}"
-    assert "median over 3 fresh processes" in text
+    data["gpu"]["name"], data["ladder"]["date"] = "Another Board", "2040-01-01"
+    assert "Another Board" in captions.ladder_caption(data) and "2040-01-01" in captions.ladder_caption(data)
+    assert "NVIDIA H200" not in captions.ladder_caption(data)
 
 
-def test_caption_follows_the_file_not_a_template(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    data = fixture_results()
-    data["gpu"]["name"] = "Another Board"
-    data["method"]["timer"] = "a stopwatch"
-    for e in data["entries"].values():
-        e["date"] = "2040-01-01"
-    monkeypatch.setenv(chartlib.ENV_RESULTS, str(write_fixture(tmp_path, data)))
-    text = chartlib.caption(chartlib.load())
-    assert "Another Board" in text and "a stopwatch" in text and "2040-01-01" in text
-    assert FIXTURE_GPU not in text
+def test_caption_is_drawn_into_the_chart(data: dict[str, Any]) -> None:
+    assert captions.ladder_caption(data) in texts(charts.version_chart("v2", data))
+    assert captions.sweep_caption(data) in texts(charts.sweep_chart(data))
 
 
-def test_caption_is_drawn_into_the_chart(fixture_file: Path) -> None:
-    fig = chartlib.version_chart("v2")
-    texts = [t.get_text() for t in fig.texts]
-    assert chartlib.caption(chartlib.load()) in texts
-
-
-def test_no_results_file_draws_not_measured_yet_panels(no_results: None, tmp_path: Path) -> None:
-    assert chartlib.load() is None
+@pytest.mark.parametrize("case", ["no file", "no ladder"])
+def test_empty_charts_say_not_measured_yet_and_show_no_number(case: str, tmp_path: Path, monkeypatch: Any) -> None:
+    bare = None if case == "no file" else provenance() | {"steps": []}
+    use_file(tmp_path, monkeypatch, bare)
     for script in draw_all.scripts():
         draw_all.draw(script, tmp_path)
-    for fig_fn in (lambda: chartlib.version_chart("v3"), chartlib.summary_chart, chartlib.sweep_chart):
-        fig = fig_fn()
-        words = [t.get_text() for ax in fig.axes for t in ax.texts] + [t.get_text() for t in fig.texts]
-        assert any(chartlib.NOT_MEASURED in w for w in words), words
+    figures = [charts.version_chart("v3"), charts.summary_chart(), charts.sweep_chart(), charts.steps_chart()]
+    for fig in figures:
+        words = texts(fig)
+        assert any(charts.NOT_MEASURED in w for w in words), words
+        # No placeholder numbers: nothing but version and GPU names may carry a digit ("V0-V6", "H200").
+        names = r"V\d|" + re.escape(provenance()["gpu"]["name"])
+        assert not [w for w in words if re.search(r"\d", re.sub(names, "", w))], words
 
 
-def test_unmeasured_version_chart_says_so(fixture_file: Path) -> None:
-    fig = chartlib.version_chart("v5")  # the fixture measures v0-v3 only
-    words = [t.get_text() for t in fig.axes[0].texts]
-    assert words == [f"V5: {chartlib.NOT_MEASURED}"]
+def test_unmeasured_version_chart_says_so(data: dict[str, Any]) -> None:
+    del data["ladder"]["rows"]["v5"]
+    fig = charts.version_chart("v5", data)
+    assert [t.get_text() for t in fig.axes[0].texts] == [f"V5: {charts.NOT_MEASURED}"]
 
 
-def test_version_chart_highlights_this_version_and_fades_later_ones(tmp_path: Path) -> None:
-    data = fixture_results(versions=tuple(chartlib.VERSIONS))
-    fig = chartlib.version_chart("v3", data)
-    bars = {round(p.get_width(), 3): p.get_facecolor() for p in fig.axes[0].patches}
-    colour = {name: bars[round(data["entries"][name]["tflops"], 3)] for name in chartlib.VERSIONS}
-    assert len({colour["v0"], colour["v1"], colour["v2"]}) == 1
-    assert colour["v3"] != colour["v2"] and colour["v4"] != colour["v3"]
-    assert colour["v4"][:3] == pytest.approx(matplotlib_rgb(chartlib.LATER))
-
-
-def matplotlib_rgb(colour: str) -> tuple[float, ...]:
-    from matplotlib.colors import to_rgb
-
-    return to_rgb(colour)
-
-
-def test_summary_chart_draws_cublas_and_published_peak_lines() -> None:
-    data = fixture_results()
-    fig = chartlib.summary_chart(data)
-    levels = sorted(line.get_ydata()[0] for line in fig.axes[0].lines)
-    assert levels == sorted([data["entries"]["cublas"]["tflops"], data["gpu"]["published_dense_fp16_tflops"]])
-
-
-def test_sweep_chart_with_empty_sweep_says_not_measured_yet() -> None:
-    fig = chartlib.sweep_chart(fixture_results(sweep=False))
-    assert [t.get_text() for t in fig.axes[0].texts] == [f"Shape sweep: {chartlib.NOT_MEASURED}"]
-
-
-def test_sweep_chart_has_one_line_per_implementation_ordered_by_flops() -> None:
-    data = fixture_results()
-    fig = chartlib.sweep_chart(data)
+def test_version_chart_highlights_this_version_and_draws_the_same_runs_cublas(data: dict[str, Any]) -> None:
+    fig = charts.version_chart("v3", data)
     ax = fig.axes[0]
-    assert sorted(line.get_label() for line in ax.lines) == sorted(
-        ["V4", "V6", "cuBLAS", "torch.compile (max-autotune)"]
+    rows = data["ladder"]["rows"]
+    bars = {round(p.get_width(), 3): p.get_facecolor()[:3] for p in ax.patches}
+    colour = {v: bars[round(rows[v]["tflops"], 3)] for v in versions.names()}
+    assert colour["v0"] == colour["v2"] != colour["v3"] != colour["v4"]
+    assert colour["v4"] == pytest.approx(to_rgb(chartkit.LATER))
+    assert [line.get_xdata()[0] for line in ax.lines] == [rows["cublas"]["tflops"]]  # one baseline
+    assert ax.get_title(loc="left") == (
+        f"V3: {rows['v3']['tflops']:.0f} TFLOPS, {numbers.format_interval(rows['v3']['ratio_to_cublas'])} cuBLAS"
     )
-    ticks = [t.get_text() for t in ax.get_xticklabels()]
-    assert ticks[0] == "1024\u00d71024\u00d71024" and ticks[-2] == "8192\u00d714336\u00d74096"
 
 
-def test_corrupt_results_file_raises_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    bad = tmp_path / "broken.json"
-    bad.write_text("{ not json")
-    monkeypatch.setenv(chartlib.ENV_RESULTS, str(bad))
-    with pytest.raises(results.ResultsError, match="broken.json"):
-        chartlib.load()
+def test_summary_chart_marks_cublas_the_datasheet_and_the_peak_at_each_rows_clock(data: dict[str, Any]) -> None:
+    data["ladder"]["rows"]["v2"]["sm_clock_mhz"] = 1500.0
+    fig = charts.summary_chart(data)
+    ax = fig.axes[0]
+    levels = sorted(line.get_ydata()[0] for line in ax.lines if len(line.get_ydata()))
+    assert levels == sorted([data["ladder"]["rows"]["cublas"]["tflops"], 989.4])
+    peaks = sorted({round(seg[0][1], 3) for c in ax.collections for seg in c.get_segments()})
+    assert peaks == sorted({round(results.peak_tflops_at(data, c), 3) for c in (1500.0, 1755.0)})
 
 
-def test_unknown_version_is_a_value_error() -> None:
-    with pytest.raises(ValueError, match="v7"):
-        chartlib.version_chart("v7", fixture_results())
+def test_sweep_chart_shows_ratios_with_their_intervals_and_tflops(data: dict[str, Any]) -> None:
+    fig = charts.sweep_chart(data)
+    top, bottom = fig.axes[:2]
+    v6 = [r["rows"]["v6"]["ratio_to_cublas"] for r in sorted(data["sweep"], key=lambda r: sum(r["shape"].values()))]
+    series = {c.get_label(): c for c in top.containers}
+    medians = list(series["V6"].lines[0].get_ydata())
+    assert medians == pytest.approx([iv["median"] for iv in v6])
+    caps = sorted(series["V6"].lines[1][0].get_ydata())  # lower caps first, then upper
+    assert caps[: len(v6)] == pytest.approx(sorted(iv["low"] for iv in v6))
+    assert "cuBLAS" not in series, "cuBLAS is the baseline line at 1.0, not a series"
+    assert any(list(line.get_ydata()) == [1.0, 1.0] for line in top.lines)
+    assert {line.get_label() for line in bottom.lines} >= {"V4", "V6", "cuBLAS"}
 
 
-def test_draw_all_without_rerun_never_imports_torch(no_results: None, tmp_path: Path) -> None:
+def test_steps_chart_colours_each_step_by_its_verdict(data: dict[str, Any]) -> None:
+    rows = data["ladder"]["rows"]
+    rows["v3"]["step"].update(median=1.0, low=0.98, high=1.02)
+    fig = charts.steps_chart(data)
+    ax = fig.axes[0]
+    bars = [p for p in ax.patches if p.get_height() != 0]
+    assert len(bars) == len(numbers.ladder_steps(data))
+    by_version = dict(zip([i for i, _ in numbers.ladder_steps(data)], bars, strict=True))
+    for impl, bar in by_version.items():
+        rule = numbers.verdict(rows[impl]["step"])
+        assert bar.get_facecolor()[:3] == pytest.approx(to_rgb(chartkit.VERDICT_COLOURS[rule])), impl
+        assert bar.get_y() == pytest.approx(rows[rows[impl]["step"]["over"]]["tflops"])
+    assert [t.get_text() for t in ax.get_xticklabels()][0] == "V0\u2192V1"
+
+
+def test_unknown_version_is_a_value_error(data: dict[str, Any]) -> None:
+    with pytest.raises(ValueError, match="v9"):
+        charts.version_chart("v9", data)
+
+
+def test_draw_all_without_rerun_never_imports_torch(tmp_path: Path) -> None:
     program = (
         "import sys, draw_all\n"
         f"rc = draw_all.main(['--out', {str(tmp_path)!r}])\n"
         "bad = [m for m in ('torch', 'tilus', 'cuda') if m in sys.modules]\n"
         "sys.exit(f'imported {bad}' if bad else rc)\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(draw_all.PLOTS)}
+    env = {**os.environ, "PYTHONPATH": str(draw_all.PLOTS), paths.ENV_RESULTS: str(tmp_path / "absent.json")}
+    env.pop(rerun.ENV, None)
     done = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr + done.stdout
     assert len(list(tmp_path.glob("plot_*.svg"))) == len(draw_all.scripts())
@@ -239,18 +199,65 @@ def test_plot_scripts_do_not_guard_on_main() -> None:
         assert "__main__" not in script.read_text(), script.name
 
 
-def test_chart_title_numbers_come_from_the_file() -> None:
-    data = fixture_results()
-    data["entries"]["v1"]["tflops"] = 432.1
-    data["entries"]["v1"]["fraction_of_cublas"] = 0.5
-    fig = chartlib.version_chart("v1", data)
-    assert fig.axes[0].get_title(loc="left") == "V1: 432 TFLOPS, 50% of cuBLAS"
+# ---------------------------------------------------------------------------- rerun at build time
 
 
-def test_sweep_caption_states_the_sweeps_own_statistic_not_the_ladders() -> None:
-    data = fixture_results()
-    caption = chartlib.sweep_caption(data)
-    assert "median of one fresh process per implementation" in caption
-    assert data["method"]["statistic"] not in caption
-    del data["method"]["sweep_statistic"]
-    assert "statistic not recorded" in chartlib.sweep_caption(data)
+def test_without_the_variable_a_chart_never_asks_for_a_gpu(data: Any, tmp_path: Path, monkeypatch: Any) -> None:
+    use_file(tmp_path, monkeypatch, data)
+    monkeypatch.setattr(rerun, "hopper_gpu", lambda: pytest.fail("asked for a GPU without the variable"))
+    monkeypatch.setattr(rerun.subprocess, "run", lambda *a, **k: pytest.fail("ran a subprocess"))
+    charts.version_chart("v3")
+
+
+def test_with_the_variable_and_no_hopper_gpu_it_says_why_and_draws_the_recorded_file(
+    data: Any, tmp_path: Path, monkeypatch: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    use_file(tmp_path, monkeypatch, data)
+    monkeypatch.setenv(rerun.ENV, "1")
+    monkeypatch.setattr(rerun, "hopper_gpu", lambda: (None, "no Hopper GPU here"))
+    rerun.fresh.cache_clear()
+    fig = charts.version_chart("v3")
+    assert captions.ladder_caption(data) in texts(fig)
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and "no Hopper GPU here" in lines[0] and rerun.ENV in lines[0]
+
+
+def test_with_the_variable_on_hopper_it_reruns_its_version_and_says_so(
+    data: Any, tmp_path: Path, monkeypatch: Any
+) -> None:
+    use_file(tmp_path, monkeypatch, data)
+    fresh = copy.deepcopy(data)
+    fresh["ladder"]["rows"] = {k: v for k, v in fresh["ladder"]["rows"].items() if k in ("v3", "cublas")}
+    fresh["ladder"]["rows"]["v3"].pop("step")
+    source = tmp_path / "fresh.json"
+    source.write_text(json.dumps(fresh))
+    seen: list[list[str]] = []
+
+    def fake_command(version: str, out: Path) -> list[str]:
+        seen.append([version])
+        return [sys.executable, "-c", f"import shutil; shutil.copy({str(source)!r}, {str(out)!r})"]
+
+    monkeypatch.setenv(rerun.ENV, "1")
+    monkeypatch.setattr(rerun, "hopper_gpu", lambda: ("NVIDIA H100 80GB HBM3", None))
+    monkeypatch.setattr(rerun, "command", fake_command)
+    monkeypatch.setattr(rerun, "OUT_DIR", tmp_path / "rerun")
+    rerun.fresh.cache_clear()
+    fig = charts.version_chart("v3")
+    caption = captions.ladder_caption(fresh, rerun_on="NVIDIA H100 80GB HBM3")
+    assert caption in texts(fig) and caption.startswith("Rerun at build time on NVIDIA H100 80GB HBM3")
+    assert seen == [["v3"]]
+    rerun.fresh.cache_clear()
+
+
+def test_rerun_command_runs_its_version_and_cublas_quick_into_build(tmp_path: Path) -> None:
+    command = rerun.command("v4", tmp_path / "v4.json")
+    assert command[1:] == [
+        str(rerun.BENCHMARK),
+        "--ladder",
+        "--versions",
+        "v4",
+        "--quick",
+        "--out",
+        str(tmp_path / "v4.json"),
+    ]
+    assert rerun.OUT_DIR.is_relative_to(paths.BUILD_DIR)

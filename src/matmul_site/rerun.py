@@ -1,0 +1,113 @@
+"""Opt-in: a chapter chart reruns its own version and cuBLAS at build time, on a Hopper GPU.
+
+    HOPPER_MATMUL_RERUN_CHARTS=1 nox -s docs
+
+With the variable set, each chapter's chart (``plots/plot_vN.py``, through
+:func:`matmul_site.charts.version_chart`) first runs the benchmark in a subprocess, quick and
+interleaved, for vN and cuBLAS only, into ``build/rerun/vN.json``, then draws from that file; its
+caption says it was rerun at build time and on which GPU. Where there is no Hopper GPU (asked
+of ``nvidia-smi``, and only when the variable is set) or the benchmark fails, one line says why
+and the chart draws from the recorded file. Without the variable nothing here runs: the build
+never touches CUDA.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from matmul_site import numbers, paths, results
+
+ENV = "HOPPER_MATMUL_RERUN_CHARTS"
+BENCHMARK = paths.KERNEL_DIR / "benchmark.py"
+OUT_DIR = paths.BUILD_DIR / "rerun"
+TIMEOUT_S = 900
+
+
+@dataclass(frozen=True)
+class Rerun:
+    """A fresh ladder for one version (``data``) and the GPU it ran on; or, when there is none, why."""
+
+    data: dict[str, Any] | None
+    gpu: str | None
+    reason: str | None
+
+
+def requested() -> bool:
+    return os.environ.get(ENV, "") == "1"
+
+
+def command(version: str, out: Path) -> list[str]:
+    """The benchmark call: this version and cuBLAS, interleaved, in quick mode, into ``out``."""
+    return [sys.executable, str(BENCHMARK), "--ladder", "--versions", version, "--quick", "--out", str(out)]
+
+
+def hopper_gpu() -> tuple[str | None, str | None]:
+    """(name of the first Hopper GPU, None) or (None, why there is none), asked of nvidia-smi."""
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return None, "nvidia-smi is not on PATH (no NVIDIA driver here)"
+    query = [smi, "--query-gpu=name,compute_cap", "--format=csv,noheader"]
+    try:
+        done = subprocess.run(query, capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return None, f"nvidia-smi failed ({exc.__class__.__name__})"
+    gpus = [line.rsplit(",", 1) for line in done.stdout.strip().splitlines() if "," in line]
+    for name, capability in gpus:
+        if capability.strip() == "9.0":
+            return name.strip(), None
+    seen = ", ".join(f"{n.strip()} (sm {c.strip()})" for n, c in gpus) or "no GPU"
+    return None, f"no Hopper GPU (compute capability 9.0) here: {seen}"
+
+
+@functools.cache
+def fresh(version: str) -> Rerun:
+    """Run the benchmark once per build process for ``version``; never raises."""
+    gpu, reason = hopper_gpu()
+    if gpu is None:
+        return Rerun(None, None, reason)
+    out = OUT_DIR / f"{version}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.unlink(missing_ok=True)
+    try:
+        done = subprocess.run(
+            command(version, out), cwd=paths.ROOT, capture_output=True, text=True, timeout=TIMEOUT_S, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return Rerun(None, gpu, f"the benchmark did not finish ({exc.__class__.__name__})")
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        return Rerun(None, gpu, f"the benchmark exited with status {done.returncode}: {last}")
+    try:
+        data = results.load(out)
+    except results.ResultsError as exc:
+        return Rerun(None, gpu, f"the benchmark's file is not usable: {exc}")
+    if data.get("ladder") is None or version not in data["ladder"]["rows"]:
+        return Rerun(None, gpu, f"the benchmark's file has no ladder row for {version}")
+    return Rerun(data, gpu, None)
+
+
+@functools.cache
+def _say(version: str, reason: str) -> None:
+    print(f"{ENV}=1: {version} not rerun ({reason}); its chart draws from the recorded results", file=sys.stderr)
+
+
+def ladder_for(version: str, recorded: dict[str, Any] | None) -> tuple[dict[str, Any] | None, str | None]:
+    """(data the chapter chart draws from, GPU name when it was rerun at build time, else None)."""
+    if not requested():
+        return recorded, None
+    run = fresh(version)
+    if run.data is None:
+        _say(version, run.reason or "no reason given")
+        return recorded, None
+    return run.data, run.gpu
+
+
+def load_recorded() -> dict[str, Any] | None:
+    return numbers.load_default()
