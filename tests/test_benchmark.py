@@ -377,3 +377,21 @@ def test_schema_1_steps_become_paired_runs_and_the_stitched_numbers_go(tmp_path:
     assert (b["latency_ms"], b["kept"], b["title"], b["sm_clock_mhz"]) == (1.0, True, "b changed", None)
     assert run["rows"]["v6-rows"]["ratio_to_cublas"]["median"] == 0.5 and "step" not in run["rows"]["v6-rows"]
     assert set(data["method"]["earlier_runs"]) == {r["run_id"] for r in data["steps"]}
+
+
+def test_a_partial_ladder_times_the_named_versions_and_cublas_into_its_own_file(tmp_path: Path) -> None:
+    made = make("--ladder", "--versions", "v3", "--quick", "--out", str(tmp_path / "v3.json"))
+    assert [impl.name for impl in made.runs[0].impls] == ["v3", "cublas"]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--ladder", "--versions", "v3"],
+        ["--sweep", "--versions", "v3", "--out", "x.json"],
+        ["--ladder", "--versions", "v99", "--out", "x.json"],
+    ],
+)
+def test_a_partial_ladder_without_its_own_file_or_with_unknown_versions_is_refused(argv: list[str]) -> None:
+    with pytest.raises(plan.UsageError):
+        make(*argv)

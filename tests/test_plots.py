@@ -172,7 +172,7 @@ def test_unknown_version_is_a_value_error(data: dict[str, Any]) -> None:
 def test_draw_all_without_rerun_never_imports_torch(tmp_path: Path) -> None:
     program = (
         "import sys, draw_all\n"
-        f"rc = draw_all.main(['--out', {str(tmp_path)!r}])\n"
+        f"rc = draw_all.main(['--charts-dir', {str(tmp_path)!r}])\n"
         "bad = [m for m in ('torch', 'tilus', 'cuda') if m in sys.modules]\n"
         "sys.exit(f'imported {bad}' if bad else rc)\n"
     )
@@ -186,9 +186,9 @@ def test_draw_all_without_rerun_never_imports_torch(tmp_path: Path) -> None:
 def test_rerun_flag_and_variable_run_the_benchmark_first(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     calls: list[list[str]] = []
     monkeypatch.setattr(draw_all, "rerun_benchmark", lambda extra: calls.append(extra) or 3)
-    assert draw_all.main(["--rerun", "--out", str(tmp_path), "--versions", "v1"]) == 3
+    assert draw_all.main(["--rerun", "--charts-dir", str(tmp_path), "--versions", "v1"]) == 3
     monkeypatch.setenv(draw_all.ENV_RERUN, "1")
-    assert draw_all.main(["--out", str(tmp_path)]) == 3
+    assert draw_all.main(["--charts-dir", str(tmp_path)]) == 3
     assert calls == [["--versions", "v1"], []]
     assert not list(tmp_path.glob("*.svg")), "charts were redrawn although the benchmark failed"
 

@@ -161,6 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--sweep", action="store_true", help=f"{', '.join(SWEEP_VERSIONS)} and cuBLAS at several shapes"
     )
+    parser.add_argument("--versions", metavar="vN,...", help="a partial ladder of these versions (needs --out)")
     parser.add_argument("--steps", metavar="NAMES", help='runs of experiments/steps.py to time ("all" or a,b)')
     parser.add_argument("--ncu", action="store_true", help="Nsight Compute counters for the ladder (needs --ladder)")
     parser.add_argument("--torch-compile", action="store_true", help="add torch.compile to the sweep (slow)")
@@ -195,10 +196,14 @@ PEER_SPECS = {
 }
 
 
-def ladder_run(autotune: bool, kernel_dir: Path = KERNEL_DIR) -> RunSpec:
+def ladder_run(autotune: bool, kernel_dir: Path = KERNEL_DIR, only: tuple[str, ...] = ()) -> RunSpec:
     found = versions.all_versions(kernel_dir)
     if not found:
         raise UsageError(f"no matmul_v<N>.py in {kernel_dir}: nothing to put in the ladder")
+    unknown = sorted(set(only) - {v.name for v in found})
+    if unknown:
+        raise UsageError(f"--versions: unknown {', '.join(unknown)} (known: {', '.join(v.name for v in found)})")
+    found = tuple(v for v in found if not only or v.name in only)
     impls = tuple(version_spec(v, autotune) for v in found) + (PEER_SPECS[CUBLAS],)
     step_over = {later.name: earlier.name for earlier, later in zip(found, found[1:], strict=False)}
     return RunSpec("ladder", "ladder", BENCH_SHAPE, impls, step_over)
@@ -294,9 +299,15 @@ def make_plan(args: argparse.Namespace) -> Plan:
     )
     if len(set(shapes)) != len(shapes):
         raise UsageError(f"--sweep-shapes names a shape twice: {args.sweep_shapes}")
+    only = tuple(name.strip() for name in args.versions.split(",") if name.strip()) if args.versions else ()
+    if only and not ladder:
+        raise UsageError("--versions needs --ladder")
+    if only and args.out is None:
+        # A ladder replaces the recorded one whole: a partial one must go to a file of its own.
+        raise UsageError("--versions times part of the ladder: give it its own file with --out")
     runs: tuple[RunSpec, ...] = ()
     if ladder:
-        runs += (ladder_run(args.autotune),)
+        runs += (ladder_run(args.autotune, only=only),)
     if sweep:
         runs += sweep_runs(shapes, args.torch_compile, args.autotune)
     if args.steps is not None:
