@@ -10,7 +10,7 @@
 #   then goes back to MMAs at once; the store drains while the next tile is
 #   computed. The buffer is refilled only once TMA has finished reading it.
 # - The staging buffer (64 KB) takes the shared memory of a fourth stage: 3 stages.
-# - Swizzle groups of 16 tile rows, fixed: the step after the persistent loop that measurably helped.
+# - Raster groups (swizzle_size) of 16 tile rows, fixed: the step after the persistent loop that measurably helped.
 
 import tilus
 import torch
@@ -144,7 +144,8 @@ class MatmulV6(tilus.Script):
                     with self.thread_group(thread_begin=0, num_threads=32):
                         self.tma.shared_to_global(sc[group], gc, offsets=offsets)
                         self.tma.commit_group()
-            # The block may not exit while TMA still reads its shared memory.
+            # The block may not exit while TMA still reads its shared memory: wait (without read=True)
+            # until its last store has completed, writes to global memory included.
             with self.thread_group(thread_begin=0, num_threads=32):
                 self.tma.wait_group(0)
 
