@@ -392,9 +392,6 @@ def test_what_the_prose_says_about_the_recorded_results_is_true(recorded: Any) -
     if {"v4", "v5", "v6", "cublas"} <= e.keys():  # v6.rst: "Where V6 stands"
         versions = [n for n in e if n != "cublas"]
         assert max(versions, key=lambda n: e[n]["tflops"]) == "v6"
-        pipe = {n: e[n]["counters"]["tensor_pipe_pct"] for n in versions}
-        assert max(pipe, key=pipe.get) == "v6"
-        assert abs(e["v6"]["counters"]["tensor_pipe_pct"] - e["cublas"]["counters"]["tensor_pipe_pct"]) < 1  # "level"
         assert e["v6"]["fraction_of_cublas"] < 1 and e["v6"]["tflops"] < e["cublas"]["tflops"]  # no parity
         assert e["v6"]["config"]["swizzle_size"] == 16
         # "V6 no longer moves more bytes from memory than cuBLAS does"; V4 and V5 (row-major) did
