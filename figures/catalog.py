@@ -52,8 +52,8 @@ FIGURES: tuple[FigureInfo, ...] = (
         "V4",
         "Two consumer warp groups share one output tile: each owns half of its rows and its own A slab, "
         "and both read the same B tile.",
-        "An output tile of 256 by 128 split into a top half for consumer warp group 0 and a bottom half for "
-        "consumer warp group 1. To its left, the A tile in shared memory split into two 128 by block_k slabs, "
+        "An output tile of 128 by 256 split into a top half for consumer warp group 0 and a bottom half for "
+        "consumer warp group 1. To its left, the A tile in shared memory split into two 64 by block_k slabs, "
         "one per group. Above, a single B tile that both groups read.",
     ),
     FigureInfo(
@@ -80,10 +80,10 @@ FIGURES: tuple[FigureInfo, ...] = (
     FigureInfo(
         "persistent_schedule",
         "V6",
-        "Persistent kernel: one CTA per SM walks tiles t, t + #SMs, t + 2 #SMs, ...; the store of tile i's C "
+        "Persistent kernel: one block per SM walks tiles t, t + #SMs, t + 2 #SMs, ...; the store of tile i's C "
         "overlaps the main loop of its next tile.",
-        "Top, a grid of output tiles numbered in raster order and coloured by the CTA that computes them, with "
-        "four CTAs shown for readability, and each CTA's list of tiles. Below, a timeline for CTA 0: the "
+        "Top, a grid of output tiles numbered in raster order and coloured by the block that computes them, with "
+        "four blocks shown for readability, and each block's list of tiles. Below, a timeline for block 0: the "
         "producer keeps loading k-tiles across tile boundaries, the consumers run the main loop of tile i, "
         "write C to shared memory, and the TMA store of that C runs while the main loop of the next tile proceeds.",
     ),

@@ -1,4 +1,4 @@
-"""V6 persistent kernel: one CTA per SM walks tiles t, t + #SMs, ...; the store of C overlaps the next main loop."""
+"""V6 persistent kernel: one block per SM walks tiles t, t + #SMs, ...; the store of C overlaps the next main loop."""
 
 from __future__ import annotations
 
@@ -11,25 +11,25 @@ NAME = "persistent_schedule"
 
 NUM_SMS = 4  # drawn with 4 for readability; an H100 SXM or H200 has 132
 TILE_ROWS, TILE_COLS = 4, 6
-TILES_SHOWN = 3  # tiles of CTA 0 on the timeline
+TILES_SHOWN = 3  # tiles of block 0 on the timeline
 MAIN, EPI, STORE, LEAD = 18.0, 3.0, 7.0, 2.5  # schematic durations, not measured
 
 WIDTH, HEIGHT = 90.0, 52.0
-CTA_COLOURS = style.GROUP_COLOURS
+BLOCK_COLOURS = style.GROUP_COLOURS
 
 
-def tiles_of(cta: int, num_tiles: int = TILE_ROWS * TILE_COLS) -> list[int]:
-    """The tiles a persistent CTA computes, in order: cta, cta + #SMs, cta + 2 #SMs, ..."""
-    return list(range(cta, num_tiles, NUM_SMS))
+def tiles_of(block: int, num_tiles: int = TILE_ROWS * TILE_COLS) -> list[int]:
+    """The tiles a persistent block computes, in order: block, block + #SMs, block + 2 #SMs, ..."""
+    return list(range(block, num_tiles, NUM_SMS))
 
 
 def _grid(ax: Axes, x0: float, top: float) -> None:
     cw, ch = 5.0, 3.6
     for t in range(TILE_ROWS * TILE_COLS):
         r, c = divmod(t, TILE_COLS)
-        cta = t % NUM_SMS
+        block = t % NUM_SMS
         x, y = x0 + c * cw, top - (r + 1) * ch
-        style.rect(ax, x, y, cw, ch, colours=CTA_COLOURS[cta], linewidth=0.9 if cta else 1.6)
+        style.rect(ax, x, y, cw, ch, colours=BLOCK_COLOURS[block], linewidth=0.9 if block else 1.6)
         ax.text(
             x + cw / 2,
             y + ch / 2,
@@ -37,7 +37,7 @@ def _grid(ax: Axes, x0: float, top: float) -> None:
             ha="center",
             va="center",
             fontsize=style.SMALL + 0.5,
-            fontweight="bold" if cta == 0 else "normal",
+            fontweight="bold" if block == 0 else "normal",
             zorder=3,
         )
     style.note(ax, x0 + TILE_COLS * cw / 2, top - TILE_ROWS * ch - 1.6, "output tiles in raster order", ha="center")
@@ -52,14 +52,14 @@ def _grid(ax: Axes, x0: float, top: float) -> None:
     )
     for b in range(NUM_SMS):
         y = top - 4.0 - 2.6 * b
-        style.rect(ax, lx, y - 0.8, 2.4, 1.6, colours=CTA_COLOURS[b], linewidth=1.6 if b == 0 else 0.9)
+        style.rect(ax, lx, y - 0.8, 2.4, 1.6, colours=BLOCK_COLOURS[b], linewidth=1.6 if b == 0 else 0.9)
         tiles = ", ".join(str(t) for t in tiles_of(b)[:4])
-        ax.text(lx + 3.2, y, f"CTA {b}: tiles {tiles}, ...", ha="left", va="center", fontsize=style.SMALL + 0.5)
+        ax.text(lx + 3.2, y, f"block {b}: tiles {tiles}, ...", ha="left", va="center", fontsize=style.SMALL + 0.5)
     style.note(
         ax,
         lx,
         top - 4.0 - 2.6 * NUM_SMS - 0.4,
-        "CTA b computes tiles b, b + #SMs, b + 2·#SMs, ... and never exits in between:\n"
+        "block b computes tiles b, b + #SMs, b + 2·#SMs, ... and never exits in between:\n"
         "no block launch per tile, and the pipeline keeps running across tile boundaries",
         va="top",
     )
@@ -70,14 +70,14 @@ def draw() -> Figure:
     ax.text(
         1.5,
         HEIGHT - 2.0,
-        "Persistent kernel: each CTA walks its tiles; the store of C overlaps the next tile",
+        "Persistent kernel: each block walks its tiles; the store of C overlaps the next tile",
         fontsize=style.TITLE,
         fontweight="bold",
         va="center",
     )
     _grid(ax, 3.0, HEIGHT - 5.0)
 
-    # timeline of CTA 0
+    # timeline of block 0
     t0, scale, lane_h = 21.0, 0.92, 4.0
     lanes = {"producer": 19.0, "consumer": 12.5, "store": 6.0}
     names = {
@@ -93,7 +93,7 @@ def draw() -> Figure:
         )
         style.note(ax, t0 - 1.2, y + lane_h / 2 - 1.0, detail, ha="right")
         style.rect(ax, t0, y, end * scale, lane_h, role="idle", linewidth=0.5, zorder=1)
-    ax.text(1.5, lanes["producer"] + lane_h + 3.2, "CTA 0 over time", ha="left", va="center", fontweight="bold")
+    ax.text(1.5, lanes["producer"] + lane_h + 3.2, "block 0 over time", ha="left", va="center", fontweight="bold")
     for j, tile in enumerate(tiles_of(0)[:TILES_SHOWN]):
         start = LEAD + j * (MAIN + EPI)
         load_start = 0.0 if j == 0 else start - EPI - LEAD

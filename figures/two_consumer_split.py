@@ -8,17 +8,22 @@ import style
 
 NAME = "two_consumer_split"
 
-BLOCK_M, BLOCK_N, BLOCK_K = 256, 128, 64  # an example configuration; the split works for any even block_m
+BLOCK_M, BLOCK_N, BLOCK_K = 128, 256, 64  # the tuned V4-V6 tile; the split works for any block_m of 64 per group
 GROUPS = 2
 THREADS_PER_GROUP = 128
-SCALE = 8.0  # matrix elements per drawing unit
+SCALE = 6.0  # matrix elements per drawing unit
 
-WIDTH, HEIGHT = 80.0, 55.0
+WIDTH, HEIGHT = 106.0, 46.0
 
 
 def accumulator_registers_per_thread() -> int:
     """fp32 accumulators each consumer thread holds for its slab of the output tile."""
     return (BLOCK_M // GROUPS) * BLOCK_N // THREADS_PER_GROUP
+
+
+def wgmmas_per_k16() -> int:
+    """m64nNk16 instructions each consumer warp group issues per 16-wide step of K (64 rows each)."""
+    return BLOCK_M // GROUPS // 64
 
 
 def stage_bytes() -> int:
@@ -39,7 +44,7 @@ def draw() -> Figure:
 
     a_w, b_h = BLOCK_K / SCALE, BLOCK_K / SCALE
     c_w, c_h = BLOCK_N / SCALE, BLOCK_M / SCALE
-    cx, cy = 14.0, 6.0
+    cx, cy = 15.0, 6.0
     ax_x = cx - 2.0 - a_w
     slab = c_h / GROUPS
     colours = (style.GROUP_COLOURS[2], ("#b5dfb7", "#2d7a32"))
@@ -65,7 +70,7 @@ def draw() -> Figure:
         ty = y + slab / 2
         ax.text(
             tx,
-            ty + 4.2,
+            ty + 3.4,
             f"consumer warp group {g} (warps {4 * g}–{4 * g + 3})",
             ha="left",
             va="center",
@@ -74,12 +79,11 @@ def draw() -> Figure:
         lines = [
             f"reads A slab {g} and the whole B tile from shared memory",
             f"accumulates C rows {g * BLOCK_M // GROUPS}–{(g + 1) * BLOCK_M // GROUPS - 1}: "
-            f"{BLOCK_M // GROUPS} × {BLOCK_N} fp32",
-            f"= {accumulator_registers_per_thread()} accumulator registers per thread",
-            f"per k16 step: {BLOCK_M // GROUPS // 64} WGMMAs m64n{BLOCK_N}k16",
+            f"{BLOCK_M // GROUPS} × {BLOCK_N} fp32 = {accumulator_registers_per_thread()} registers per thread",
+            f"per k16 step: {wgmmas_per_k16()} × WGMMA m64n{BLOCK_N}k16",
         ]
         for i, line in enumerate(lines):
-            style.note(ax, tx, ty + 1.6 - 2.3 * i, line, color=style.INK if i == 2 else style.MUTED)
+            style.note(ax, tx, ty + 1.0 - 2.2 * i, line, color=style.INK if i == 1 else style.MUTED)
     ax.plot(
         [cx - 0.6, cx + c_w + 0.6],
         [cy + slab, cy + slab],

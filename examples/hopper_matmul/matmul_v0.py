@@ -2,7 +2,8 @@
 # walks K in block_k steps: the TMA engine copies the A and B tiles into shared
 # memory and signals an mbarrier when the bytes have landed, then the warps copy
 # the tiles into registers and multiply them on the tensor cores with mma.sync.
-# One stage: loading and computing take turns, never overlap.
+# One stage: inside a block, loading and computing take turns; only other blocks
+# resident on the same SM can compute while this one waits for its tiles.
 
 import tilus
 from tilus import float16, float32, int32, uint32
@@ -14,7 +15,7 @@ import common
 TITLE = "TMA and mma.sync"
 
 
-# Output tile per block: mma.sync stages operands in registers, which keeps tiles small.
+# Output tile per block: load_shared copies whole A and B tiles into registers for mma.sync, which keeps tiles small.
 @tilus.autotune("block_m, block_n", [[64, 128], [128, 64]])
 # 64 fp16 = 128-byte rows: TMA's widest swizzle, so shared-memory reads avoid bank conflicts.
 @tilus.autotune("block_k", [64])
@@ -58,7 +59,8 @@ class MatmulV0(tilus.Script):
             a = self.load_shared(sa)
             b = self.load_shared(sb)
             self.dot(a, self.transpose(b), acc, out=acc)
-            # Nobody may refill the tiles until every warp has read them.
+            # Every warp must be past its barrier wait and done reading the tiles before the next
+            # iteration re-arms the barrier and TMA overwrites the tiles.
             self.sync()
 
         # Round to fp16 and store; rows and columns past M and N are masked off.

@@ -3,7 +3,7 @@
 # registers and issue slots. Hopper's WGMMA lets a warp group multiply tiles that
 # stay in shared memory, read through descriptors, and runs asynchronously; the
 # freed registers also allow a larger output tile per block.
-# Still one stage: loading and computing take turns.
+# Still one stage: inside a block, loading and computing take turns.
 
 import tilus
 from tilus import float16, float32, int32, uint32
@@ -55,12 +55,14 @@ class MatmulV1(tilus.Script):
             # Everyone waits for the bytes; the barrier's phase bit flips once per use.
             self.mbarrier.wait(loaded[0], phase=phase)
             phase ^= 1
-            # WGMMA reads both tiles straight from shared memory: no copy through registers.
-            self.wgmma.fence()  # earlier writes to acc and the tiles must be visible to the async MMA
+            # WGMMA reads both tiles straight from shared memory: no copy through registers. The tiles
+            # came by TMA, so the mbarrier wait above already made them visible to the MMA.
+            self.wgmma.fence()  # order earlier register accesses (acc) before the async MMA reads and writes acc
             self.wgmma.mma(sa, sb.transpose(), acc)  # C += A @ B^T, issued by the whole warp group
             self.wgmma.commit_group()  # close the batch of MMAs just issued
             self.wgmma.wait_group(0)  # and wait until it has finished reading shared memory
-            # Nobody may refill the tiles until every warp has read them.
+            # Every warp must be past its barrier wait and done reading the tiles before the next
+            # iteration re-arms the barrier and TMA overwrites the tiles.
             self.sync()
 
         # Round to fp16 and store; rows and columns past M and N are masked off.

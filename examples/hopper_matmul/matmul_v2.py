@@ -1,8 +1,8 @@
 # What changed from V1: shared memory becomes a ring of num_stages tile buffers,
-# each with its own mbarrier. In V1 the tensor cores sat idle while a K-tile
-# travelled from DRAM, and TMA sat idle while it was multiplied. Now the loads of
-# the next num_stages - 1 K-tiles are in flight while the current one is
-# multiplied, so memory latency hides behind compute.
+# each with its own mbarrier. In V1 a block issued no MMA while its K-tile
+# travelled from DRAM, and no load while it multiplied (only other blocks on the
+# SM filled those gaps). Now the loads of the next num_stages - 1 K-tiles are in
+# flight while the current one is multiplied, inside the block itself.
 
 import tilus
 from tilus import float16, float32, int32, uint32
@@ -78,12 +78,13 @@ class MatmulV2(tilus.Script):
                     )
             # Wait only for this stage's bytes; later stages keep loading meanwhile.
             self.mbarrier.wait(loaded[stage], phase=phase)
-            # WGMMA reads both tiles straight from shared memory: no copy through registers.
-            self.wgmma.fence()  # earlier writes to acc and the tiles must be visible to the async MMA
+            # WGMMA reads both tiles straight from shared memory: no copy through registers. The tiles
+            # came by TMA, so the mbarrier wait above already made them visible to the MMA.
+            self.wgmma.fence()  # order earlier register accesses (acc) before the async MMA reads and writes acc
             self.wgmma.mma(sa[stage], sb[stage].transpose(), acc)  # C += A @ B^T, issued by the whole warp group
             self.wgmma.commit_group()  # close the batch of MMAs just issued
             self.wgmma.wait_group(0)  # and wait until it has finished reading shared memory
-            # Nobody may refill this stage until every warp has read it.
+            # Every warp must be done reading this stage before the next iteration refills it.
             self.sync()
             stage = (stage + 1) % self.num_stages
             phase = phase ^ (stage == 0)

@@ -78,8 +78,9 @@ class MatmulV3(tilus.Script):
             for _ in range(cdiv(k_size, bk)):
                 # Wait only for this stage's bytes; the producer keeps loading later stages meanwhile.
                 self.mbarrier.wait(full[stage], phase=phase)
-                # WGMMA reads both tiles straight from shared memory: no copy through registers.
-                self.wgmma.fence()  # earlier writes to acc and the tiles must be visible to the async MMA
+                # WGMMA reads both tiles straight from shared memory: no copy through registers. The tiles
+                # came by TMA, so the wait on full[stage] already made them visible to the MMA.
+                self.wgmma.fence()  # order earlier register accesses (acc) before the async MMA reads and writes acc
                 self.wgmma.mma(sa[stage], sb[stage].transpose(), acc)  # C += A @ B^T, issued by the whole warp group
                 self.wgmma.commit_group()  # close the batch of MMAs just issued
                 self.wgmma.wait_group(0)  # and wait until it has finished reading shared memory

@@ -1,15 +1,17 @@
 # What changed from V3:
 # - Two consumer warp groups split the output tile by rows: each owns an A slab
 #   and its own accumulator, both read the same B tile. One warp group's
-#   registers cap the tile it can accumulate; two groups double the tile, so
-#   each B tile brought into shared memory feeds twice the MMAs. One producer
-#   warp feeds both: 9 warps.
+#   registers cap the tile it can accumulate; two groups double the tile. With
+#   the tuned 128x256 tile block_m stays 128 and block_n doubles, so each byte
+#   of A brought into shared memory feeds twice the MMAs it fed in V3 (B's
+#   reuse is unchanged). One producer warp feeds both: 9 warps.
 # - The full/empty barriers, stage index and phase bits move into a reusable
 #   Pipeline (pipeline.py, a tilus.Class). An empty barrier now expects one
 #   elected arrival per consumer warp group instead of one per thread.
-# - A 1-D grid whose block ids map to tiles in swizzle groups (raster.py):
+# - A 1-D grid whose block ids map to tiles in raster groups of swizzle_size tile
+#   rows (raster.py; a tile order, unrelated to the shared-memory swizzle):
 #   blocks that run at the same time share A and B panels, which then come from
-#   L2 instead of HBM.
+#   L2 instead of HBM. swizzle_size=1 is row-major, the opposite walk of V0-V3.
 # - 3 stages: a 128x256x64 stage is 48 KB of shared memory.
 
 import tilus
@@ -33,7 +35,7 @@ PRODUCER = CONSUMERS * 128  # first thread of the producer warp: threads [256, 2
 @tilus.autotune("block_k", [64])
 # 3 stages of 48 KB; V5 re-tunes the depth.
 @tilus.autotune("num_stages", [3])
-# Tile rows per swizzle group; 1 is plain row-major order.
+# Tile rows per raster group (a tile order, not the shared-memory swizzle); 1 is plain row-major order.
 @tilus.autotune("swizzle_size", [1, 8])
 class MatmulV4(tilus.Script):
     def __init__(self, block_m: int, block_n: int, block_k: int, num_stages: int, swizzle_size: int):

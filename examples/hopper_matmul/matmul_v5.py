@@ -29,7 +29,7 @@ PRODUCER = CONSUMERS * 128  # first thread of the producer warp: threads [256, 2
 @tilus.autotune("block_k", [64])
 # Stages of 48 KB: each consumer holds two, so a deeper ring keeps the producer further ahead.
 @tilus.autotune("num_stages", [3, 4])
-# Tile rows per swizzle group; 1 is plain row-major order.
+# Tile rows per raster group (a tile order, not the shared-memory swizzle); 1 is plain row-major order.
 @tilus.autotune("swizzle_size", [1, 8])
 class MatmulV5(tilus.Script):
     def __init__(self, block_m: int, block_n: int, block_k: int, num_stages: int, swizzle_size: int):

@@ -3,12 +3,13 @@
 A block of a matmul reads one row panel of A (block_m x K) and one column panel of
 B (block_n x K). Blocks that run at the same time and read the same panels find them
 in L2 instead of HBM. Plain row-major order (block id -> tile row, then column) walks
-a whole row of C before it moves down: about one wave of 132 blocks then touches one
-or two A panels but 132 different B panels. Swizzling regroups the walk: the tile
-rows are cut into groups of ``swizzle_size`` rows, and inside a group the blocks go
-down a column before moving right, so ``swizzle_size`` consecutive blocks share one
-B panel and a wave touches about ``132 / swizzle_size`` B panels and ``swizzle_size``
-A panels.
+a whole row of C before it moves down: at 8192^3 with 128 x 256 tiles (64 x 32 tiles),
+a wave of 132 blocks covers four tile rows and a bit, so it touches 5 A panels but
+all 32 B panels. Raster groups (the ``swizzle_size`` knob: a tile order, unrelated to
+the shared-memory swizzle) regroup the walk: the tile rows are cut into groups of
+``swizzle_size`` rows, and inside a group the blocks go down a column before moving
+right, so ``swizzle_size`` consecutive blocks share one B panel and a wave touches
+about ``132 / swizzle_size`` B panels and ``swizzle_size`` A panels (16: 16 and 9).
 
 Two versions of the same mapping live here, step for step:
 
