@@ -9,6 +9,8 @@ nox.options.reuse_existing_virtualenvs = True
 
 EXTRAS = nox.project.load_toml("pyproject.toml")["project"]["optional-dependencies"]
 BUILD_DIR = "build/html"
+# The browser session builds the site for a sub-path, as GitHub Pages serves it (the 404 page's links depend on it).
+BROWSER_BASEURL = "http://127.0.0.1:8000/hopper-matmul/"
 
 
 def requirements(name: str) -> list[str]:
@@ -43,7 +45,8 @@ def tests(session: nox.Session) -> None:
 def browser(session: nox.Session) -> None:
     """Build the site, serve it on 127.0.0.1 and check every page in headless Chromium."""
     session.install(*requirements("browser"))
-    session.run("sphinx-build", "-W", "--keep-going", "-n", "-q", "-b", "html", "-c", ".", "docs", BUILD_DIR)
+    build = ("sphinx-build", "-W", "--keep-going", "-n", "-q", "-b", "html", "-c", ".", "docs", BUILD_DIR)
+    session.run(*build, env={"HOPPER_MATMUL_BASEURL": BROWSER_BASEURL})
     session.run("pytest", "tests/browser", *session.posargs, env={"RUN_BROWSER_TESTS": "1", "SITE_DIR": BUILD_DIR})
 
 
