@@ -129,9 +129,10 @@ def link_preview(app: Any, pagename: str, templatename: str, context: dict[str, 
     description = first_sentence(doctree)
     meta = dict(context.get("meta") or {})  # a copy: opengraph pops og:image from it, and it is the env's own dict
     meta.setdefault("og:image", f"{OG_CHARTS}/{chart}.png")
-    meta.setdefault("og:image:alt", alts[0] if alts else "Bar chart of TFLOPS for V0 to V6 next to cuBLAS")
+    alt = alts[0] if alts else "Bar chart of TFLOPS for V0 to V6 next to cuBLAS"
+    meta.setdefault("og:image:alt", html.escape(alt, quote=False))  # opengraph escapes only quotes
     if description:
-        meta.setdefault("og:description", html.escape(description, quote=False))  # opengraph escapes only quotes
+        meta.setdefault("og:description", html.escape(description, quote=False))
         context["metatags"] += f'<meta name="description" content="{html.escape(description)}" />\n'
     context["meta"] = meta
 
