@@ -4,7 +4,9 @@ Nothing here needs torch, Tilus, CUDA or the network: charts and numbers come fr
 plots/results/*.json (matmul_site.sphinx.results_role), kernel code from examples/hopper_matmul/.
 """
 
+import os
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from matmul_site.sphinx import kernel_source
 
@@ -23,6 +25,10 @@ extensions = [
     "matmul_site.sphinx.results_role",  # :result:`v3.tflops`, results-ladder/-performance/-provenance/-chart
     "matmul_site.sphinx.kernel_source",  # .. kernel-source:: v3 (literalinclude of examples/hopper_matmul/matmul_v3.py)
     "matmul_site.sphinx.budget_box",  # .. budget-box:: v3 (occupancy, intensity, waves: computed, never typed)
+    "matmul_site.sphinx.link_preview",  # og:image = the page's chart as PNG, og:description = its first sentence
+    "notfound.extension",  # 404.html with absolute links, served by GitHub Pages for any missing page
+    "sphinx_sitemap",  # sitemap.xml of every page under html_baseurl
+    "sphinxext.opengraph",  # og: tags: link previews show the chapter's chart and first sentence
 ]
 
 root_doc = "index"
@@ -64,3 +70,25 @@ kernel_source.stage_gallery(ROOT / "build" / "gallery_src")
 # Copy buttons skip prompts so that pasted commands run as they are.
 copybutton_prompt_text = r"\$ |>>> "
 copybutton_prompt_is_regexp = True
+
+# Where the site is published, set once: .github/workflows/pages.yml passes actions/configure-pages' base_url
+# (https://<owner>.github.io/<repo>/); a local build assumes `python3 -m http.server -d build/html` (port 8000).
+LOCAL_BASEURL = "http://localhost:8000/"
+html_baseurl = (os.environ.get("HOPPER_MATMUL_BASEURL", "").strip() or LOCAL_BASEURL).rstrip("/") + "/"
+
+# The 404 page may be served at any depth, so its links are absolute paths under the base URL's path.
+notfound_urls_prefix = urlsplit(html_baseurl).path
+notfound_context = {
+    "title": "Page not found",
+    "body": "<h1>Page not found</h1>\n<p>There is no page at this address. "
+    f'Start from the <a href="{notfound_urls_prefix}index.html">first page</a> or search the site.</p>',
+}
+
+# One language, one version: page URLs are html_baseurl + page (no /en/ that sphinx-sitemap adds by default).
+sitemap_url_scheme = "{link}"
+sitemap_excludes = ["search.html", "genindex.html", "404.html"]
+
+# Link previews: absolute URLs under html_baseurl; image and description per page: matmul_site.sphinx.link_preview.
+ogp_site_url = html_baseurl
+ogp_social_cards = {"enable": False}  # the preview shows our chart, not a generated card
+ogp_custom_meta_tags = ['<meta name="twitter:card" content="summary_large_image" />']

@@ -15,6 +15,8 @@ PYPROJECT = nox.project.load_toml("pyproject.toml")
 BUILD_DIR = "build/html"
 # PyTorch's CPU-only wheels (about 200 MB) instead of the package index's CUDA build (about 2.7 GB with its libraries).
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+# The browser session builds the site for a sub-path, as GitHub Pages serves it (the 404 page's links depend on it).
+BROWSER_BASEURL = "http://127.0.0.1:8000/hopper-matmul/"
 
 
 def torch_pin() -> str:
@@ -60,12 +62,18 @@ def tests(session: nox.Session) -> None:
 
 @nox.session
 def browser(session: nox.Session) -> None:
-    """Check the site that `nox -s docs` built (building it first if there is none) in headless Chromium."""
+    """Check the site in headless Chromium, served under a sub-path as GitHub Pages serves it.
+
+    Reuses build/html when `nox -s docs` built it for that address (.ci/run does: the site is built once);
+    otherwise builds it here first.
+    """
     install_project(session, "browser")
-    if not Path(BUILD_DIR, "index.html").exists():
-        session.run("sphinx-build", "-W", "--keep-going", "-n", "-q", "-b", "html", "-c", ".", "docs", BUILD_DIR)
+    sitemap = Path(BUILD_DIR, "sitemap.xml")
+    if sitemap.exists() and BROWSER_BASEURL in sitemap.read_text(encoding="utf-8"):
+        session.log(f"testing the site already built in {BUILD_DIR} for {BROWSER_BASEURL}")
     else:
-        session.log(f"testing the site already built in {BUILD_DIR} (rerun `nox -s docs` after editing pages)")
+        build = ("sphinx-build", "-W", "--keep-going", "-n", "-q", "-b", "html", "-c", ".", "docs", BUILD_DIR)
+        session.run(*build, env={"HOPPER_MATMUL_BASEURL": BROWSER_BASEURL})
     session.run("pytest", "tests/browser", *session.posargs, env={"RUN_BROWSER_TESTS": "1", "SITE_DIR": BUILD_DIR})
 
 

@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 import os
+import re
+import urllib.error
+import urllib.request
+from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parents[2]
 SITE = Path(os.environ.get("SITE_DIR", ROOT / "build" / "html")).resolve()
@@ -28,3 +34,114 @@ def site_pages() -> list[str]:
     skip = {"genindex.html", "search.html", "py-modindex.html"}
     pages = sorted(p.relative_to(SITE).as_posix() for p in SITE.rglob("*.html"))
     return [p for p in pages if p not in skip and not p.startswith(("_", "gallery/sg_execution_times"))]
+
+
+def published_url() -> str:
+    """The html_baseurl the site was built for, read back from the canonical link of its index page."""
+    index = (SITE / "index.html").read_text(encoding="utf-8") if (SITE / "index.html").exists() else ""
+    match = re.search(r'<link rel="canonical" href="([^"]*)index\.html"', index)
+    return match[1] if match else ""
+
+
+def origin(url: str) -> str:
+    """scheme://host:port of a URL (what browser permissions are granted to)."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+class PageLinks(HTMLParser):
+    """Every URL a page loads or links to (href, src, data), its canonical link and its <meta> tags."""
+
+    ATTRIBUTES = {"a": "href", "link": "href", "script": "src", "img": "src", "object": "data", "iframe": "src"}
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.urls: list[str] = []
+        self.meta: dict[str, str] = {}
+        self.canonical = ""
+        self.feed(text)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = {k: v or "" for k, v in attrs}
+        if tag == "meta" and ("property" in values or "name" in values):
+            self.meta[values.get("property") or values["name"]] = values.get("content", "")
+        if tag == "link" and values.get("rel") == "canonical":
+            self.canonical = values.get("href", "")
+        elif values.get(self.ATTRIBUTES.get(tag, "")):
+            self.urls.append(values[self.ATTRIBUTES[tag]])
+
+
+class FirstParagraph(HTMLParser):
+    """The text of the article's first paragraph of body text: the first <p> directly inside a <section>."""
+
+    VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.stack: list[str] = []
+        self.parts: list[str] = []
+        self.inside = self.done = False
+        self.feed(text)
+        self.text = " ".join("".join(self.parts).replace("\\(", "").replace("\\)", "").split())
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "p" and not self.done and self.stack[-1:] == ["section"] and "article" in self.stack:
+            self.inside = True
+        if tag not in self.VOID:
+            self.stack.append(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self.stack:
+            del self.stack[len(self.stack) - 1 - self.stack[::-1].index(tag) :]
+        if tag == "p" and self.inside:
+            self.inside, self.done = False, True
+
+    def handle_data(self, data: str) -> None:
+        if self.inside:
+            self.parts.append(data)
+
+
+_NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def fetch(url: str) -> tuple[int, bytes]:
+    """Status and body of a GET to the local test server (never through a proxy)."""
+    try:
+        with _NO_PROXY.open(url, timeout=30) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read()
+
+
+class Visit:
+    """One loaded page and the problems the browser reported while loading it."""
+
+    def __init__(self, page: Any, problems: list[str]) -> None:
+        self.page, self.problems = page, problems
+
+
+def open_page(context: Any, url: str) -> Visit:
+    """Open a page; collect console errors and failed requests as readable problems."""
+    page = context.new_page()
+    problems: list[str] = []
+    page.on(
+        "console",
+        lambda msg: (
+            problems.append(f"console error: {msg.text} at {msg.location.get('url')}")
+            if msg.type == "error" and not msg.location.get("url", "").endswith("/favicon.ico")
+            else None
+        ),
+    )
+    page.on("pageerror", lambda exc: problems.append(f"script error: {exc}"))
+    page.on("requestfailed", lambda req: problems.append(f"request failed: {req.url} ({req.failure})"))
+    page.on(
+        "response",
+        lambda resp: (
+            problems.append(f"HTTP {resp.status}: {resp.url}")
+            if resp.status >= 400 and not resp.url.endswith("/favicon.ico")  # asked by the browser, not the page
+            else None
+        ),
+    )
+    page.goto(url, wait_until="load")
+    page.wait_for_load_state("networkidle")
+    return Visit(page, problems)

@@ -1,7 +1,9 @@
 """The built site as a reader sees it in Chromium: loads clean, copies code, links, search, dark mode, phones.
 
-Each page is opened once per module (fixture ``visit``) and every check reads that one load, which keeps the
-session inside CI's budget; failures name the page and what is wrong.
+The site is served under its sub-path (``base_url``, e.g. /hopper-matmul/), as GitHub Pages serves it; the
+lighter check at the root is in test_published_site.py. Each page is opened once per module (fixture ``visit``)
+and every check reads that one load, which keeps the session inside CI's budget; failures name the page and
+what is wrong.
 """
 
 from __future__ import annotations
@@ -11,51 +13,18 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from support import SHOTS, site_pages
+
+from support import SHOTS, Visit, open_page, origin, site_pages
 
 PAGES = site_pages()
 pytestmark = pytest.mark.browser
-
-
-class Visit:
-    """One loaded page and the problems the browser reported while loading it."""
-
-    def __init__(self, page: Any, problems: list[str]) -> None:
-        self.page, self.problems = page, problems
-
-
-def open_page(context: Any, url: str) -> Visit:
-    """Open a page; collect console errors and failed requests as readable problems."""
-    page = context.new_page()
-    problems: list[str] = []
-    page.on(
-        "console",
-        lambda msg: (
-            problems.append(f"console error: {msg.text} at {msg.location.get('url')}")
-            if msg.type == "error" and not msg.location.get("url", "").endswith("/favicon.ico")
-            else None
-        ),
-    )
-    page.on("pageerror", lambda exc: problems.append(f"script error: {exc}"))
-    page.on("requestfailed", lambda req: problems.append(f"request failed: {req.url} ({req.failure})"))
-    page.on(
-        "response",
-        lambda resp: (
-            problems.append(f"HTTP {resp.status}: {resp.url}")
-            if resp.status >= 400 and not resp.url.endswith("/favicon.ico")  # asked by the browser, not the page
-            else None
-        ),
-    )
-    page.goto(url, wait_until="load")
-    page.wait_for_load_state("networkidle")
-    return Visit(page, problems)
 
 
 @pytest.fixture(scope="module")
 def visit(browser: Any, base_url: str) -> Iterator[Callable[[str], Visit]]:
     """Load each page once, in a desktop-sized context that may read the clipboard."""
     ctx = browser.new_context(viewport={"width": 1280, "height": 900})
-    ctx.grant_permissions(["clipboard-read", "clipboard-write"], origin=base_url.rstrip("/"))
+    ctx.grant_permissions(["clipboard-read", "clipboard-write"], origin=origin(base_url))
     loaded: dict[str, Visit] = {}
 
     def get(path: str) -> Visit:
@@ -162,12 +131,21 @@ def test_next_and_previous_links_follow_the_table_of_contents(visit: Callable[[s
         assert target.endswith(here.split("/")[-1]), f"{there}: 'previous' leads to {target}, not {here}"
 
 
+# Under the sub-path and at the root: the search index and the result links are relative to the site root.
+@pytest.mark.parametrize("served", ["sub-path", "root"])
 @pytest.mark.parametrize(("word", "expected"), [("rasterization", "v4"), ("warp specialization", "v3")])
-def test_search_finds_the_chapter_by_a_word_from_it(context: Any, base_url: str, word: str, expected: str) -> None:
-    page = open_page(context, base_url + "search.html?q=" + word.replace(" ", "+")).page
+def test_search_finds_the_chapter_by_a_word_from_it_and_the_result_loads(
+    request: pytest.FixtureRequest, context: Any, served: str, word: str, expected: str
+) -> None:
+    site = request.getfixturevalue("base_url" if served == "sub-path" else "root_url")
+    page = open_page(context, site + "search.html?q=" + word.replace(" ", "+")).page
     page.wait_for_selector("#search-results ul.search li", timeout=15000)
     hits = page.eval_on_selector_all("#search-results ul.search li a", "els => els.map(e => e.href)")
-    assert any(f"chapters/{expected}.html" in h for h in hits), f"search for {word!r} did not find {expected}: {hits}"
+    wanted = [h for h in hits if h.split("#")[0].split("?")[0] == f"{site}chapters/{expected}.html"]
+    assert wanted, f"search for {word!r} at {site} did not find {expected} there: {hits}"
+    result = open_page(context, wanted[0])
+    assert not result.problems, f"search result {wanted[0]}: " + "; ".join(result.problems)
+    assert result.page.locator("article h1").count() == 1, f"search result {wanted[0]} shows no page"
 
 
 @pytest.mark.parametrize(("label", "width"), [("desktop", 1280), ("phone", 390)])

@@ -1,0 +1,145 @@
+"""The site as GitHub Pages publishes it (under a sub-path, a 404 page, a sitemap, link previews), and the same
+build still whole when it is served at the root.
+
+Budget: the full browser suite (test_site_in_browser.py) runs under the sub-path, as Pages serves the site; at
+the root Chromium loads each page once (every asset must load, no failed request) and every link, asset and
+download is fetched over HTTP without a browser, instead of running the full suite twice (CI's ~3 minutes).
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urldefrag, urljoin
+from xml.etree import ElementTree
+
+import pytest
+
+from support import SITE, FirstParagraph, PageLinks, fetch, open_page, origin, published_url, site_pages
+
+PAGES = site_pages()
+# 404.html is built for the published sub-path (absolute links, since it answers at any depth): not for the root.
+CONTENT_PAGES = [p for p in PAGES if p != "404.html"]
+SITEMAP_NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
+pytestmark = pytest.mark.browser
+
+
+def page_links(path: str) -> PageLinks:
+    return PageLinks((SITE / path).read_text(encoding="utf-8"))
+
+
+def same_site_targets(page_url: str, links: PageLinks) -> set[str]:
+    """Every URL on the page's own server that the page links to or loads, without its #fragment."""
+    targets = {urldefrag(urljoin(page_url, raw)).url for raw in links.urls}
+    return {t for t in targets if origin(t) == origin(page_url)}
+
+
+def on_test_server(published: str, served: str) -> str:
+    """A published absolute URL, moved onto the test server that serves the same sub-path."""
+    assert published.startswith(published_url()), f"{published} is not under {published_url()}"
+    return served + published[len(published_url()) :]
+
+
+@pytest.fixture(scope="module")
+def root_context(browser: Any) -> Iterator[Any]:
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    yield ctx
+    ctx.close()
+
+
+def test_site_was_built_for_a_sub_path(site_path: str) -> None:
+    assert site_path.startswith("/") and site_path.endswith("/") and site_path != "/", site_path
+
+
+@pytest.mark.parametrize("path", CONTENT_PAGES)
+def test_page_and_its_assets_load_without_errors_when_served_at_the_root(
+    root_context: Any, root_url: str, path: str
+) -> None:
+    visit = open_page(root_context, root_url + path)
+    problems = visit.problems
+    visit.page.close()
+    assert not problems, f"{path} at the root: " + "; ".join(problems)
+
+
+@pytest.mark.parametrize("served", ["sub-path", "root"])
+def test_every_link_asset_and_download_of_every_page_resolves(request: pytest.FixtureRequest, served: str) -> None:
+    site = request.getfixturevalue("base_url" if served == "sub-path" else "root_url")
+    status: dict[str, int] = {}
+    broken = []
+    for path in PAGES if served == "sub-path" else CONTENT_PAGES:
+        for url in sorted(same_site_targets(site + path, page_links(path))):
+            if url not in status:
+                status[url] = fetch(url)[0]
+            if status[url] != 200:
+                broken.append(f"{path} -> {url} (HTTP {status[url]})")
+    assert not broken, f"served at the {served}: " + "; ".join(broken)
+    assert any("/_downloads/" in url for url in status), "no download link was checked"
+    assert all(url.startswith(site) for url in status), "a link leaves the site's path"
+
+
+@pytest.mark.parametrize("missing", ["no-such-page.html", "chapters/no/such/page.html"])
+def test_a_missing_page_gets_the_404_page_whose_links_lead_back_into_the_site(
+    browser: Any, base_url: str, missing: str
+) -> None:
+    status, body = fetch(base_url + missing)
+    assert status == 404, f"{missing}: HTTP {status}, not 404"
+    links = PageLinks(body.decode())
+    targets = same_site_targets(base_url + missing, links) - {base_url + missing}  # "#" links to itself
+    assert f"{base_url}index.html" in targets, f"the 404 page at {missing} has no link to the first page"
+    broken = [f"{url} (HTTP {code})" for url in sorted(targets) if (code := fetch(url)[0]) != 200]
+    assert not broken, f"404 page at {missing}: broken links: " + "; ".join(broken)
+
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        visit = open_page(ctx, base_url + missing)
+        problems = [p for p in visit.problems if base_url + missing not in p]  # the page's own 404 is the point
+        assert not problems, f"404 page at {missing}: " + "; ".join(problems)
+        assert visit.page.locator("article h1").inner_text().strip() == "Page not found"
+        visit.page.locator("article a", has_text="first page").click()
+        visit.page.wait_for_load_state("load")
+        assert visit.page.url == f"{base_url}index.html", f"the 404 page's link led to {visit.page.url}"
+        assert visit.page.locator("a.next-page").count() == 1, "the first page did not load after the 404 page"
+    finally:
+        ctx.close()
+
+
+def test_sitemap_lists_every_page_at_its_published_address(base_url: str) -> None:
+    status, body = fetch(base_url + "sitemap.xml")
+    assert status == 200, f"sitemap.xml: HTTP {status}"
+    locs = [loc.text or "" for loc in ElementTree.fromstring(body).iter(f"{SITEMAP_NS}loc")]
+    assert sorted(locs) == sorted(published_url() + p for p in CONTENT_PAGES)
+    broken = [loc for loc in locs if fetch(on_test_server(loc, base_url))[0] != 200]
+    assert not broken, f"sitemap entries that do not load under the sub-path: {broken}"
+
+
+def expected_chart(path: str) -> str:
+    """Version N's chapter and gallery page preview its chart; every other page previews the ladder."""
+    version = re.fullmatch(r"(?:chapters/|gallery/matmul_)(v\d+)\.html", path)
+    return f"plot_{version[1]}" if version else "plot_summary"
+
+
+@pytest.mark.parametrize("path", CONTENT_PAGES)
+def test_link_preview_shows_the_page_chart_and_first_sentence_at_its_published_address(
+    base_url: str, path: str
+) -> None:
+    text = (SITE / path).read_text(encoding="utf-8")
+    links = PageLinks(text)
+    meta = links.meta
+    assert links.canonical == meta.get("og:url") == published_url() + path, f"{path}: {links.canonical}, {meta}"
+
+    image = meta.get("og:image", "")
+    assert image == f"{published_url()}_static/og/{expected_chart(path)}.png", f"{path}: og:image is {image!r}"
+    assert meta.get("og:image:alt"), f"{path}: the preview image has no alt text"
+    status, png = fetch(on_test_server(image, base_url))
+    assert status == 200 and png[:8] == b"\x89PNG\r\n\x1a\n", f"{path}: {image} is not a PNG (HTTP {status})"
+    width, height = struct.unpack(">II", png[16:24])
+    assert width >= 1000 and 1.5 <= width / height <= 2.2, f"{path}: {width}x{height} is no link-preview size"
+
+    description, paragraph = meta.get("og:description", ""), FirstParagraph(text).text
+    assert description and meta.get("description") == description, f"{path}: {meta}"
+    assert paragraph.startswith(description), f"{path}: {description!r} does not open the page ({paragraph!r})"
+    assert description[-1] in ".!?", f"{path}: {description!r} is not a whole sentence"
+    assert re.match(r"(\s+[A-Z]|$)", paragraph[len(description) :]), f"{path}: {description!r} stops mid-sentence"
+    assert not re.search(r"[.!?]\s+[A-Z]", description), f"{path}: {description!r} is more than one sentence"
