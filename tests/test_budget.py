@@ -64,3 +64,15 @@ def test_the_build_record_is_not_stale_for_any_kernel_file() -> None:
     record = budget.load_builds()
     stale = [v.name for v in versions.all_versions() if record["versions"][v.name]["source"] != budget.source_hash(v.path)]
     assert stale == [], f"kernel files changed since the record: run `python examples/hopper_matmul/buildcheck.py --record`"
+
+
+def test_the_build_record_describes_the_configuration_the_ladder_measured() -> None:
+    from matmul_site import results
+
+    data = results.load_default()
+    rows = ((data or {}).get("ladder") or {}).get("rows", {})
+    if not rows:
+        pytest.skip("no recorded ladder: the record describes the first autotune choices")
+    record = budget.load_builds()["versions"]
+    differ = {name: (row["config"], record[name]["config"]) for name, row in rows.items() if name in record}
+    assert {n: pair for n, pair in differ.items() if pair[0] != pair[1]} == {}

@@ -170,7 +170,7 @@ def words(path: Path) -> str:
 
 
 def built_pages(site: Path) -> list[Path]:
-    skip = {"genindex.html", "search.html", "py-modindex.html"}
+    skip = {"genindex.html", "search.html", "py-modindex.html", "404.html"}  # 404: reached by a missing URL, not a link
     return sorted(p for p in site.glob("**/*.html") if p.name not in skip and "_static" not in p.parts)
 
 
