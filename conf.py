@@ -27,7 +27,8 @@ extensions = [
     "matmul_site.sphinx.budget_box",  # .. budget-box:: v3 (occupancy, intensity, waves: computed, never typed)
     "matmul_site.sphinx.link_preview",  # og:image = the page's chart as PNG, og:description = its first sentence
     "notfound.extension",  # 404.html with absolute links, served by GitHub Pages for any missing page
-    "sphinx_sitemap",  # sitemap.xml of every page under html_baseurl
+    "matmul_site.sphinx.notfound_compat",  # notfound 1.1.0 on Sphinx 9: pass the tags Sphinx 11 will require
+    "matmul_site.sphinx.sitemap",  # sitemap.xml of every page under html_baseurl
     "sphinxext.opengraph",  # og: tags: link previews show the chapter's chart and first sentence
 ]
 
@@ -83,10 +84,6 @@ notfound_context = {
     "body": "<h1>Page not found</h1>\n<p>There is no page at this address. "
     f'Start from the <a href="{notfound_urls_prefix}index.html">first page</a> or search the site.</p>',
 }
-
-# One language, one version: page URLs are html_baseurl + page (no /en/ that sphinx-sitemap adds by default).
-sitemap_url_scheme = "{link}"
-sitemap_excludes = ["search.html", "genindex.html", "404.html"]
 
 # Link previews: absolute URLs under html_baseurl; image and description per page: matmul_site.sphinx.link_preview.
 ogp_site_url = html_baseurl

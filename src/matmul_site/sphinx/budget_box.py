@@ -12,7 +12,7 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
-from matmul_site import budget, paths, results, versions
+from matmul_site import budget, numbers, paths, results, versions
 
 NOT_MEASURED = "not measured yet"
 
@@ -38,17 +38,19 @@ def budget_lines(version: str, record: dict[str, Any], data: dict[str, Any] | No
         ("Intensity", f"each {bm}x{bn}x{bk} K-step loads {step_bytes / 1024:.0f} KB by TMA for "
                       f"{2 * bm * bn * bk / 1e6:.1f} MFLOP: {b.flop_per_byte:.0f} FLOP per byte"),
         ("Waves", f"{b.tiles} tiles of {bm}x{bn} at {'x'.join(map(str, shape))}; {grid}: {b.waves:.2f} waves, "
-                  f"the last filling {b.last_wave_fraction:.0%} of the slots"),
+                  f"the last filling {round(b.last_wave_fraction * b.resident_blocks)} of the {b.resident_blocks} "
+                  "slots"),
     ]  # fmt: skip
     row = ((data or {}).get("ladder") or {}).get("rows", {}).get(version)
     if row is None or row.get("sm_clock_mhz") is None:
         rows.append(("Speed of light", f"at the measured clock: {NOT_MEASURED}"))
     else:
-        peak = results.peak_tflops_at(data, row["sm_clock_mhz"])
-        rows.append(("Speed of light", f"at {row['sm_clock_mhz']:.0f} MHz, the SM clock while it was timed, the "
-                     f"tensor cores peak at {peak:.0f} TFLOPS ({sm_count} SMs x "
-                     f"{results.DENSE_FP16_FLOP_PER_CLOCK_PER_SM} FLOP per clock); it ran at "
-                     f"{row['tflops']:.0f} TFLOPS, {row['tflops'] / peak:.0%} of that"))  # fmt: skip
+        # The same values and formats as the :result: roles (numbers.render), so every figure is the file's.
+        rows.append(("Speed of light", f"at {numbers.render(data, f'{version}.sm_clock')}, the SM clock while it "
+                     f"was timed, the tensor cores peak at {numbers.render(data, f'{version}.peak_at_clock')} "
+                     f"({sm_count} SMs x {results.DENSE_FP16_FLOP_PER_CLOCK_PER_SM} FLOP per clock); it ran at "
+                     f"{numbers.render(data, f'{version}.tflops')}, "
+                     f"{numbers.render(data, f'{version}.peak_fraction')} of that"))  # fmt: skip
     return rows
 
 

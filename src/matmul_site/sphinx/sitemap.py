@@ -1,0 +1,32 @@
+"""sitemap.xml: every page of the site at its published address (html_baseurl + page), for search engines.
+
+Written here rather than by sphinx-sitemap, whose 2.9 release keeps state on ``env.app`` (deprecated in
+Sphinx 9, an error under the docs test's warnings filter); the job is a dozen lines of XML.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+from xml.sax.saxutils import escape
+
+from sphinx.application import Sphinx
+
+# Pages that are not content: the search page, the index of terms and the 404 page.
+EXCLUDED = ("search", "genindex", "404")
+
+
+def write_sitemap(app: Sphinx, exception: BaseException | None) -> None:
+    """One <url> per page, sorted, under html_baseurl; nothing when the build failed or is not HTML."""
+    if exception is not None or app.builder.format != "html" or not app.config.html_baseurl:
+        return
+    base = app.config.html_baseurl.rstrip("/") + "/"
+    pages = sorted(doc for doc in app.env.found_docs if doc not in EXCLUDED)
+    urls = "".join(f"  <url><loc>{escape(base + app.builder.get_target_uri(doc))}</loc></url>\n" for doc in pages)
+    text = f'<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n{urls}</urlset>\n'
+    Path(app.outdir, "sitemap.xml").write_text(text, encoding="utf-8")
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    app.connect("build-finished", write_sitemap)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
