@@ -62,8 +62,12 @@ def test_the_build_record_is_not_stale_for_any_kernel_file() -> None:
     from matmul_site import versions
 
     record = budget.load_builds()
-    stale = [v.name for v in versions.all_versions() if record["versions"][v.name]["source"] != budget.source_hash(v.path)]
-    assert stale == [], f"kernel files changed since the record: run `python examples/hopper_matmul/buildcheck.py --record`"
+    stale = [
+        v.name for v in versions.all_versions() if record["versions"][v.name]["source"] != budget.source_hash(v.path)
+    ]
+    assert stale == [], (
+        "kernel files changed since the record: run `python examples/hopper_matmul/buildcheck.py --record`"
+    )
 
 
 def test_the_build_record_describes_the_configuration_the_ladder_measured() -> None:

@@ -8,8 +8,6 @@ import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 
@@ -17,27 +15,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 FIGURES_DIR = ROOT / "figures"
-_FIGURE_MODULES = {p.stem for p in FIGURES_DIR.glob("*.py")}
-
-
-@contextmanager
-def _figures_importable() -> Iterator[None]:
-    """Make figures/*.py importable by their plain names (style, catalog, ...) without clobbering
-    same-named modules of other folders (plots/, examples/) that this pytest process may hold."""
-    shadowed = {name: sys.modules.pop(name) for name in _FIGURE_MODULES if name in sys.modules}
-    sys.path.insert(0, str(FIGURES_DIR))
-    try:
-        yield
-    finally:
-        sys.path.remove(str(FIGURES_DIR))
-        for name in _FIGURE_MODULES:
-            sys.modules.pop(name, None)
-        sys.modules.update(shadowed)
 
 
 def _figure_module(name: str) -> ModuleType:
-    with _figures_importable():
-        return importlib.import_module(name)
+    """A module of figures/ by its plain name (conftest puts figures/ on the path, as running a script there does)."""
+    return importlib.import_module(name)
 
 
 _catalog = _figure_module("catalog")
@@ -55,6 +37,7 @@ _NO_GPU_PRELUDE = (
 
 def _run_without_gpu_stack(code: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "MPLCONFIGDIR": str(tmp_path / "mplconfig")}
+    env["PYTHONPATH"] = os.pathsep.join([str(FIGURES_DIR), env.get("PYTHONPATH", "")])  # the scripts' own folder
     env.pop("MPLBACKEND", None)
     proc = subprocess.run(
         [sys.executable, "-c", _NO_GPU_PRELUDE + code],
@@ -147,7 +130,7 @@ def test_body_text_colours_stay_legible_on_every_box_fill() -> None:
 
 def test_each_figure_script_redraws_its_svg_byte_for_byte_without_gpu_torch_or_tilus(tmp_path: Path) -> None:
     # one interpreter for all scripts keeps this fast; each still runs as __main__ with its own argv
-    lines = ["sys.path.insert(0, 'figures')"]
+    lines = []
     for name in FIGURE_NAMES:
         lines.append(f"sys.argv = ['{name}.py', '--out', {str(tmp_path / name)!r}]")
         lines.append(f"runpy.run_path('figures/{name}.py', run_name='__main__')")
@@ -160,11 +143,10 @@ def test_each_figure_script_redraws_its_svg_byte_for_byte_without_gpu_torch_or_t
 
 
 def test_runner_draws_the_named_figures_and_rejects_unknown_names(tmp_path: Path) -> None:
-    with _figures_importable():
-        draw_figures = importlib.import_module("draw_figures")
-        (written,) = draw_figures.draw_all(tmp_path, names=("two_consumer_split",))
-        with pytest.raises(ValueError, match="unknown figure"):
-            draw_figures.draw_all(tmp_path, names=("no_such_figure",))
+    draw_figures = importlib.import_module("draw_figures")
+    (written,) = draw_figures.draw_all(tmp_path, names=("two_consumer_split",))
+    with pytest.raises(ValueError, match="unknown figure"):
+        draw_figures.draw_all(tmp_path, names=("no_such_figure",))
     assert written.read_bytes() == (FIGURES_DIR / "two_consumer_split.svg").read_bytes()
 
 

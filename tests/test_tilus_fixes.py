@@ -16,19 +16,19 @@ from conftest import EXAMPLES, ROOT
 pytestmark = pytest.mark.slow
 
 LOWER_MINIMAL = """
-import json, sys
-sys.path[:0] = [{examples!r}, {tests!r}]
+import json
 import buildcheck
 from minimal_kernel import MinimalTmaWgmma
 a, b, c = buildcheck.cpu_operands(1024, 1024, 1024)
-print(json.dumps(buildcheck.generate_source(MinimalTmaWgmma, {{}}, (1024, 1024, 1024, a, b, c))))
+print(json.dumps(buildcheck.generate_source(MinimalTmaWgmma, {}, (1024, 1024, 1024, a, b, c))))
 """
 
 
 def lower_minimal_kernel(with_fixes: bool) -> str:
     """CUDA source that Tilus generates for the minimal kernel, in a fresh process."""
     env = dict(os.environ, HOPPER_MATMUL_NO_TILUS_FIXES="0" if with_fixes else "1")
-    code = LOWER_MINIMAL.format(examples=str(EXAMPLES), tests=str(ROOT / "tests"))
+    env["PYTHONPATH"] = os.pathsep.join([str(EXAMPLES), str(ROOT / "tests")])  # buildcheck and the minimal kernel
+    code = LOWER_MINIMAL
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])

@@ -7,13 +7,12 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import kernel_builds
 import pytest
 
 import buildcheck
-import kernel_builds
 
 pytestmark = pytest.mark.slow
-
 
 
 @pytest.fixture(scope="module")

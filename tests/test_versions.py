@@ -14,7 +14,7 @@ import pytest
 
 from matmul_site import paths, versions
 
-KERNEL = '''# What changed from V{prev}: something.
+KERNEL = """# What changed from V{prev}: something.
 
 import common
 
@@ -23,7 +23,7 @@ TITLE = "{title}"
 
 class MatmulV{n}:
     pass
-'''
+"""
 
 
 def toctree_entries(index_rst: str) -> list[str]:

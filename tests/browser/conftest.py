@@ -10,7 +10,6 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-
 from support import CHROMIUM, CHROMIUM_ARGS, SITE, origin, published_url
 
 

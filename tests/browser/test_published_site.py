@@ -16,7 +16,6 @@ from urllib.parse import urldefrag, urljoin
 from xml.etree import ElementTree
 
 import pytest
-
 from support import SITE, FirstParagraph, PageLinks, fetch, open_page, origin, published_url, site_pages
 
 PAGES = site_pages()

@@ -13,7 +13,6 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-
 from support import SHOTS, Visit, open_page, origin, site_pages
 
 PAGES = site_pages()

@@ -79,7 +79,9 @@ class BudgetBox(SphinxDirective):
         body = nodes.tbody()
         group += body
         for label, text in rows:
-            body += nodes.row("", nodes.entry("", nodes.paragraph(text=label)), nodes.entry("", nodes.paragraph(text=text)))
+            body += nodes.row(
+                "", nodes.entry("", nodes.paragraph(text=label)), nodes.entry("", nodes.paragraph(text=text))
+            )
         box = nodes.topic(classes=["budget"])
         box += nodes.title(text=f"Budget: {versions.label(version)} on an H100/H200")
         box += table

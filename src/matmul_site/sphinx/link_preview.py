@@ -23,7 +23,7 @@ LADDER = "plot_summary"
 
 
 def og_chart(pagename: str) -> str:
-    """The chart a link to this page previews: version N's chart for its chapter and its gallery file, else the ladder."""
+    """The chart a link to this page previews: version N's chart for its chapter and gallery file, else the ladder."""
     match = re.fullmatch(r"(?:chapters/|gallery/matmul_)(v\d+)", pagename)
     if match and (paths.PLOTS_DIR / f"plot_{match[1]}.py").is_file():
         return f"plot_{match[1]}"
