@@ -45,3 +45,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start the sm_90a kernel builds as soon as a test that inspects them is collected.
+
+    They run in background processes (tests/kernel_builds.py) while the tests before them run here:
+    on a 2-core machine the second core would otherwise sit idle.
+    """
+    if any(item.path.name in BUILD_TEST_MODULES for item in session.items):
+        import kernel_builds
+
+        kernel_builds.start()
+
+
+BUILD_TEST_MODULES = {"test_kernels_build.py", "test_v4_v6_build.py"}

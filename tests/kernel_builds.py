@@ -53,6 +53,11 @@ def _pending() -> dict[str, Future[buildcheck.BuildReport]]:
     return futures
 
 
+def start() -> None:
+    """Begin every build now, in the background; :func:`built` collects them."""
+    _pending()
+
+
 def built(version: str) -> buildcheck.BuildReport:
     """The sm_90a build of a version, made once per session (all versions in parallel) and shared by every module."""
     return _pending()[version].result()

@@ -24,14 +24,25 @@ print(json.dumps(buildcheck.generate_source(MinimalTmaWgmma, {}, (1024, 1024, 10
 """
 
 
-def lower_minimal_kernel(with_fixes: bool) -> str:
-    """CUDA source that Tilus generates for the minimal kernel, in a fresh process."""
+def start_lowering(with_fixes: bool) -> subprocess.Popen[str]:
+    """Start Tilus lowering the minimal kernel in a fresh process (with or without the fixes applied)."""
     env = dict(os.environ, HOPPER_MATMUL_NO_TILUS_FIXES="0" if with_fixes else "1")
     env["PYTHONPATH"] = os.pathsep.join([str(EXAMPLES), str(ROOT / "tests")])  # buildcheck and the minimal kernel
-    code = LOWER_MINIMAL
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    command = [sys.executable, "-c", LOWER_MINIMAL]
+    return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def generated_source(process: subprocess.Popen[str]) -> str:
+    """The CUDA source the lowering process printed."""
+    stdout, stderr = process.communicate(timeout=300)
+    assert process.returncode == 0, stderr[-3000:]
+    return json.loads(stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def lowerings() -> dict[bool, subprocess.Popen[str]]:
+    """Both lowerings at once: each is one single-threaded Tilus process."""
+    return {with_fixes: start_lowering(with_fixes) for with_fixes in (True, False)}
 
 
 def barrier_offset(source: str) -> int:
@@ -41,15 +52,15 @@ def barrier_offset(source: str) -> int:
 
 
 @pytest.fixture(scope="module")
-def unfixed_source() -> str:
+def unfixed_source(lowerings: dict[bool, subprocess.Popen[str]]) -> str:
     if not tilus_fixes.needed():
         pytest.skip(f"tilus {tilus_fixes.tilus.__version__} is past 0.2.0: the fixes are off, nothing to compare")
-    return lower_minimal_kernel(with_fixes=False)
+    return generated_source(lowerings[False])
 
 
 @pytest.fixture(scope="module")
-def fixed_source() -> str:
-    return lower_minimal_kernel(with_fixes=True)
+def fixed_source(lowerings: dict[bool, subprocess.Popen[str]]) -> str:
+    return generated_source(lowerings[True])
 
 
 def test_tilus_020_emits_blackwell_cta_group_without_the_fix(unfixed_source: str) -> None:

@@ -300,11 +300,8 @@ def make_plan(args: argparse.Namespace) -> Plan:
     if len(set(shapes)) != len(shapes):
         raise UsageError(f"--sweep-shapes names a shape twice: {args.sweep_shapes}")
     only = tuple(name.strip() for name in args.versions.split(",") if name.strip()) if args.versions else ()
-    if only and not ladder:
-        raise UsageError("--versions needs --ladder")
-    if only and args.out is None:
-        # A ladder replaces the recorded one whole: a partial one must go to a file of its own.
-        raise UsageError("--versions times part of the ladder: give it its own file with --out")
+    if only and (not ladder or args.out is None):  # a ladder replaces the recorded one whole: never a partial one
+        raise UsageError("--versions times part of the ladder: it needs --ladder and a file of its own (--out)")
     runs: tuple[RunSpec, ...] = ()
     if ladder:
         runs += (ladder_run(args.autotune, only=only),)
