@@ -140,8 +140,9 @@ def fake_ladder(names: Sequence[str] = ("v0", "v1", "v2", "v3", "v4", "v5", "v6"
     latencies = {name: LADDER_MS.get(name, 1.6) for name in names} | {"cublas": LADDER_MS["cublas"]}
     titles = {name: versions.title(name) for name in names if name in versions.names()}
     step_over = {later: earlier for earlier, later in zip(names, names[1:], strict=False)}
-    counters = {
-        impl: {"tensor_pipe_pct": 40.0 + 5.0 * i, "dram_throughput_pct": 20.0} for i, impl in enumerate(latencies)
+    counters = {  # as bench/ncu.py records them: two summary numbers and the raw metrics they came from
+        impl: {"tensor_pipe_pct": 40.0 + 5.0 * i, "dram_throughput_pct": 20.0, "ncu_metrics": {"x.pct": 20.0}}
+        for i, impl in enumerate(latencies)
     }
     return fake_run(
         BENCH_SHAPE, latencies, configs=LADDER_CONFIGS, titles=titles, step_over=step_over, counters=counters

@@ -132,7 +132,8 @@ def run_for(data: dict[str, Any] | None, scope: str, impl: str | None = None) ->
             if shape_key(run["shape"]) == key:
                 return run
         raise Missing(scope)
-    runs = [r for r in data.get("steps", []) if r["run_id"] == key]
+    # One benchmark invocation gives all its runs one run_id: keep those that hold the row asked for.
+    runs = [r for r in data.get("steps", []) if r["run_id"] == key and (impl is None or impl in r["rows"])]
     if not runs:
         runs = [r for r in data.get("steps", []) if r["after"] == key and (impl is None or impl in r["rows"])]
     if len(runs) > 1 and impl is not None:  # prefer the run in which the row is a step (not a reference)
@@ -332,6 +333,11 @@ def render_verdict(data: dict[str, Any] | None, spec: str) -> str:
             raise Missing(spec)
     except Missing:
         return NOT_MEASURED
+    return verdict_text(interval, field, style)
+
+
+def verdict_text(interval: dict[str, Any], field: str = "step", style: str = "") -> str:
+    """The words of the rule for one interval: "pays: 1.04x (1.02-1.06)" (a step) or "is behind cuBLAS: ..."."""
     words = STEP_WORDS if field == "step" else RATIO_WORDS
     return f"{words[verdict(interval)]}: {format_interval(interval, style)}"
 

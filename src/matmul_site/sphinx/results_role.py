@@ -153,7 +153,9 @@ class ResultsPerformance(SphinxDirective):
         r = lambda spec: numbers.render(data, f"{name}.{spec}")  # noqa: E731
         counters = run["rows"][name].get("counters") or {}
         counter_rows: list[list[str | nodes.Node]] = [
-            [COUNTER_LABELS.get(key, key.replace("_", " ")), r(f"counters.{key}")] for key in counters
+            [COUNTER_LABELS.get(key, key.replace("_", " ")), r(f"counters.{key}")]
+            for key, value in counters.items()
+            if isinstance(value, int | float)  # the summary counters; raw ncu metric names stay in the file
         ] or [["Profiler counters", NOT_RECORDED]]
         rows: list[list[str | nodes.Node]] = [
             ["Throughput", r("tflops")],
@@ -239,7 +241,7 @@ class ResultsSteps(SphinxDirective):
                     continue
                 if kept is not None and (row.get("kept", False) != (kept == "yes") or not row.get("step")):
                     continue  # with :kept:, only attempts (rows with a step), not the run's baseline
-                step = numbers.render_verdict(data, f"steps/{run['run_id']}/{impl}.step")
+                step = numbers.verdict_text(row["step"]) if row.get("step") else "the run's baseline"
                 over = versions.label(row["step"]["over"]) if row.get("step") else ""
                 rows.append(
                     [
