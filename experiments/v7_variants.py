@@ -21,10 +21,45 @@ import tilus
 # Imported by the benchmark (by file path) while examples/hopper_matmul is on sys.path.
 from matmul_v6 import CONSUMERS, NUM_SMS, PRODUCER  # V6's warp roles and grid
 from tilus import GlobalTensor, SharedTensor, float16, float32, int32
+from tilus.hidet.ir.primitives.cuda import barrier_sync
+from tilus.hidet.ir.primitives.func import call_primitive_func, is_primitive_function, register_primitive_function
+from tilus.hidet.ir.stmt import asm
+from tilus.hidet.lang import attrs, script
 from tilus.utils import cdiv
 
 from pipeline import Pipeline
 from raster import TileRaster
+
+# Named barriers that hand the turn to start a K loop from one consumer group to the other: TURN + g is "group g
+# may start". Tilus's own self.sync() in thread groups takes ids from 1 up (this kernel uses 1 and 2); 0 is the
+# block-wide __syncthreads. Both groups take part: 128 threads arrive, 128 wait.
+TURN = 14
+TURN_THREADS = CONSUMERS * 128
+
+# Tilus 0.2.0's hidet `barrier_arrive` prints `barrier.sync` (its template ignores the mode), which would make the
+# passing group wait for the other one. This primitive prints the non-blocking `barrier.arrive id, count`.
+_ARRIVE = "hopper_matmul_barrier_arrive"
+
+
+def _register_barrier_arrive() -> None:
+    if is_primitive_function(_ARRIVE):
+        return
+
+    @script
+    def hopper_matmul_barrier_arrive(barrier: int32, count: int32):
+        attrs.func_kind = "cuda_internal"
+        attrs.func_name = _ARRIVE
+        asm("barrier.arrive %0, %1;", inputs=[barrier, count], is_volatile=True)
+
+    register_primitive_function(name=hopper_matmul_barrier_arrive.name, func_or_type=hopper_matmul_barrier_arrive)
+
+
+_register_barrier_arrive()
+
+
+def barrier_arrive(barrier: int, count: int):
+    """`barrier.arrive barrier, count`: mark this warp's arrival at a named barrier without waiting."""
+    return call_primitive_func(_ARRIVE, args=[barrier, count])
 
 
 class SharedRing(Pipeline):
@@ -128,6 +163,11 @@ class MatmulV7Variants(tilus.Script):
         """One tile of this group: the K loop on its stages, then the epilogue through its staging buffer."""
         tile_m, tile_n = raster.tile_of(tile)
         acc = self.register_tensor(dtype=float32, shape=[self.block_m, self.block_n], init=0.0)
+        # Wait for the turn: the other group has waited on every stage of the block's previous tile. Without
+        # it, this group could wait on a stage two fills ahead of what has landed, and an mbarrier's phase
+        # parity cannot tell those apart: the wait would pass on the older phase and read the stage too early.
+        if tile != self.blockIdx.x:
+            barrier_sync(TURN + group, TURN_THREADS)
         for k_tile in range(k_tiles):
             stage = pipe.consumer_acquire()
             self.wgmma.fence()
@@ -136,6 +176,10 @@ class MatmulV7Variants(tilus.Script):
             self.wgmma.wait_group(1)
             if k_tile > 0:
                 pipe.consumer_release()
+        # Every stage of this tile has landed: pass the turn (if the block has a next tile, which is the other
+        # group's). The other group's MMAs start while this group drains its own and runs the epilogue.
+        if tile + self.gridDim.x < raster.num_tiles:
+            barrier_arrive(TURN + 1 - group, TURN_THREADS)
         self.wgmma.wait_group(0)
         pipe.consumer_release()
 
