@@ -79,7 +79,7 @@ class SharedRing(Pipeline):
 @tilus.autotune("block_k", [64])
 # 5 x 32 KB (128 x 128) or 4 x 40 KB (64 x 256) stages, plus 2 x 32 KB staging: 224 of the 227 KB.
 @tilus.autotune("num_stages", [5, 4])
-@tilus.autotune("swizzle_size", [16, 32])
+@tilus.autotune("swizzle_size", [16, 8, 32])
 @tilus.autotune("schedule", ["pingpong"])
 class MatmulV7Variants(tilus.Script):
     def __init__(self, block_m: int, block_n: int, block_k: int, num_stages: int, swizzle_size: int, schedule: str):
