@@ -20,6 +20,7 @@ def cfg(bm: int, bn: int, bk: int, stages: int, swizzle: int, **extra: str) -> d
 
 V = ("v6_variants.py", "MatmulV6Variants")
 C = ("v6_cluster.py", "MatmulV6Cluster")
+P = ("v7_variants.py", "MatmulV7Variants")
 # name: (kernel file, class, pinned config, what changed from the baseline it is compared with)
 VARIANTS: dict[str, tuple[str, str, dict[str, Any], str]] = {
     "v4": ("matmul_v4.py", "MatmulV4", cfg(128, 256, 64, 3, 1), "V4 as recorded, for reference"),
@@ -42,6 +43,11 @@ VARIANTS: dict[str, tuple[str, str, dict[str, Any], str]] = {
     "v6c-chunks-sw4": (*C, cfg(128, 256, 64, 3, 4, epilogue="chunks"), "clusters of 2 + multicast, swizzle 4"),
     "v6c-chunks-sw8": (*C, cfg(128, 256, 64, 3, 8, epilogue="chunks"), "clusters of 2 + multicast, swizzle 8"),
     "v6c-chunks-k32s6-sw8": (*C, cfg(128, 256, 32, 6, 8, epilogue="chunks"), "clusters + multicast, block_k 32"),
+    # V6 as it is now: tuned.py's configuration.
+    "v6": ("matmul_v6.py", "MatmulV6", cfg(128, 256, 64, 3, 16), "V6 as it is now (128 x 256 tile split by rows)"),
+    "v7-pp128": (*P, cfg(128, 128, 64, 5, 16, schedule="pingpong"), "ping-pong: a 128 x 128 tile per group, 5 stages"),
+    "v7-pp128-sw8": (*P, cfg(128, 128, 64, 5, 8, schedule="pingpong"), "ping-pong 128 x 128, raster groups of 8"),
+    "v7-pp64x256": (*P, cfg(64, 256, 64, 4, 32, schedule="pingpong"), "ping-pong: a 64 x 256 tile per group, 4 stages"),
 }
 RUNS: dict[str, dict[str, Any]] = {
     "round 1": {
@@ -63,5 +69,12 @@ RUNS: dict[str, dict[str, Any]] = {
             "v6c-chunks-sw1", "v6c-chunks-sw4", "v6c-chunks-sw8", "v6c-chunks-k32s6-sw8",
         ],
         "kept": ["v6-rows-sw16"],  # swizzle groups of 16: the V6 of the chapter
+    },
+    "v7 round 1": {
+        "after": "v6",
+        "title": "ping-pong consumers: each warp group owns its tiles, its epilogue under the other's MMAs",
+        "baseline": "v6",
+        "variants": ["v6", "v7-pp128", "v7-pp128-sw8", "v7-pp64x256"],
+        "kept": [],
     },
 }  # fmt: skip

@@ -1,0 +1,93 @@
+"""The V7 variants (experiments/v7_variants.py) build for sm_90a on a CPU machine, as the steps run times them.
+
+Each variant of the "v7 round 1" run is built once at 8192^3 (the timed shape) and once at 1000 x 3000 x 520 (ragged
+M and N, a partial last K-tile, N % 8 == 0 so C still leaves by TMA), and the PTX holds the ping-pong schedule.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import buildcheck
+
+pytestmark = pytest.mark.slow
+
+EXPERIMENTS = Path(__file__).resolve().parent.parent / "experiments"
+SHAPES = {"bench": (8192, 8192, 8192), "ragged": (1000, 3000, 520)}
+
+
+def _steps() -> Any:
+    spec = importlib.util.spec_from_file_location("_v7_steps_spec", EXPERIMENTS / "steps.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+STEPS = _steps()
+V7_VARIANTS = [v for v in STEPS.RUNS["v7 round 1"]["variants"] if STEPS.VARIANTS[v][0] == "v7_variants.py"]
+
+
+def _kernel_class() -> type:
+    if str(EXPERIMENTS) not in sys.path:
+        sys.path.insert(0, str(EXPERIMENTS))
+    import v7_variants
+
+    return v7_variants.MatmulV7Variants
+
+
+@functools.cache
+def built(variant: str, shape: str) -> buildcheck.BuildReport:
+    return buildcheck.build_sm90a(_kernel_class(), dict(STEPS.VARIANTS[variant][2]), *SHAPES[shape])
+
+
+def test_run_compares_with_v6_as_it_is_now() -> None:
+    import tuned
+
+    run = STEPS.RUNS["v7 round 1"]
+    assert run["after"] == "v6" and run["baseline"] == "v6" and run["kept"] == []
+    file, cls, config, _ = STEPS.VARIANTS["v6"]
+    assert (file, cls, config) == ("matmul_v6.py", "MatmulV6", tuned.TUNED["v6"])
+    assert V7_VARIANTS, run
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+@pytest.mark.parametrize("variant", V7_VARIANTS)
+def test_builds_without_spills_in_shared_memory(variant: str, shape: str) -> None:
+    report = built(variant, shape)
+    assert ".cta_group" not in report.ptx
+    assert 0 < report.registers <= 224, report.ptxas_report  # 288 threads
+    assert (report.spill_stores, report.spill_loads, report.stack_bytes) == (0, 0, 0), report.ptxas_report
+    facts = buildcheck.launch_facts(report.source)
+    assert facts["threads"] == 288 and facts["persistent_blocks"] == 132
+    assert facts["shared_bytes"] <= 227 * 1024  # the most one block may use on Hopper
+
+
+@pytest.mark.parametrize("variant", V7_VARIANTS)
+def test_ping_pong_schedule_is_in_the_ptx(variant: str) -> None:
+    config = STEPS.VARIANTS[variant][2]
+    ptx = built(variant, "bench").ptx
+    wgmma = "m64n128k16" if config["block_n"] == 128 else "m64n256k16"
+    assert f"wgmma.mma_async.sync.aligned.{wgmma}.f32.f16.f16" in ptx
+    assert "wgmma.wait_group.sync.aligned 1;" in ptx and "wgmma.wait_group.sync.aligned 0;" in ptx
+    # The turn handoff: each group waits (barrier.sync) on one named barrier and arrives, without waiting, on the
+    # other's; hidet 0.2.0's barrier_arrive would print barrier.sync here.
+    assert len(re.findall(r"^\s*barrier\.sync %r\d+, %r\d+;", ptx, re.MULTILINE)) == 2
+    assert len(re.findall(r"^\s*barrier\.arrive %r\d+, %r\d+;", ptx, re.MULTILINE)) == 2
+    source = built(variant, "bench").source
+    assert set(re.findall(r"tilus_barrier_sync\((\d+), 256\)", source)) == {"14", "15"}
+    assert set(re.findall(r"tilus_hopper_matmul_barrier_arrive\((\d+), 256\)", source)) == {"14", "15"}
+    # Tilus's own per-group syncs keep ids 1 and 2, clear of the turn barriers.
+    assert {int(i) for i in re.findall(r"bar\.cta\.sync (\d+), 128;", ptx)} == {1, 2}
+    # C leaves by TMA from a staging buffer reused only once TMA has read it.
+    assert "cp.async.bulk.tensor.2d.global.shared::cta" in ptx
+    assert "cp.async.bulk.wait_group.read 0" in ptx and "fence.proxy.async.shared::cta" in ptx
+    # Each stage has one reader: its empty barrier expects one arrival.
+    assert not re.search(r"mbarrier_init_shared\([^;]*uint32_t\(2u\)\)", source)
