@@ -77,4 +77,12 @@ RUNS: dict[str, dict[str, Any]] = {
         "variants": ["v6", "v7-pp128", "v7-pp128-sw8", "v7-pp64x256"],
         "kept": [],
     },
+    "v7 round 1 short K": {
+        "after": "v6",
+        "title": "ping-pong consumers at a short K, where the epilogue weighs most",
+        "shape": (16384, 8192, 1024),
+        "baseline": "v6",
+        "variants": ["v6", "v7-pp128", "v7-pp64x256"],
+        "kept": [],
+    },
 }  # fmt: skip

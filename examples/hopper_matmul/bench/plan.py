@@ -262,8 +262,9 @@ def steps_runs(names: str, path: Path, kernel_dir: Path = KERNEL_DIR) -> tuple[R
             raise UsageError(f"steps run {name!r}: baseline {baseline!r} is not one of its variants")
         step_over = {v: baseline for v in run["variants"] if baseline and v != baseline}
         kept = {v: v in run.get("kept", ()) for v in run["variants"]}
-        checks = tuple((m, BENCH_SHAPE[1], BENCH_SHAPE[2]) for m in (1000, 1100))  # ragged and odd tile rows
-        out.append(RunSpec("steps", name, BENCH_SHAPE, (*impls, PEER_SPECS[CUBLAS]), step_over, checks,
+        shape = tuple(run.get("shape", BENCH_SHAPE))  # a run may time another shape (e.g. a short K)
+        checks = tuple((m, shape[1], shape[2]) for m in (1000, 1100))  # ragged and odd tile rows
+        out.append(RunSpec("steps", name, shape, (*impls, PEER_SPECS[CUBLAS]), step_over, checks,
                            run["after"], run["title"], kept))  # fmt: skip
     return tuple(out)
 
