@@ -134,13 +134,14 @@ def test_each_pinned_config_lies_in_its_kernel_s_autotune_space(version: version
 
 def test_every_steps_variant_names_a_class_its_file_defines() -> None:
     runs = plan.steps_runs("all", plan.STEPS_FILE)
-    assert [r.name for r in runs] == ["round 1", "round 2"] and all(r.after == "v6" for r in runs)
+    assert runs and all(r.after in versions.names() for r in runs)
     for run in runs:
-        assert set(run.step_over.values()) == {"v6-rows"}
+        (baseline,) = set(run.step_over.values())  # one baseline per run, itself one of the run's variants
+        assert baseline in {impl.name for impl in run.impls} and baseline not in run.step_over
+        assert run.check_shapes and all(s[1:] == run.shape[1:] for s in run.check_shapes)  # at the run's N and K
         for impl in run.impls[:-1]:
             tree = ast.parse(Path(impl.file).read_text(encoding="utf-8"))
             assert impl.cls in {n.name for n in tree.body if isinstance(n, ast.ClassDef)}, impl
-    assert [name for name, kept in runs[1].kept.items() if kept] == ["v6-rows-sw16"]
 
 
 def test_kernels_are_built_once_per_config_with_every_shape_they_meet() -> None:

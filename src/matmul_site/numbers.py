@@ -116,7 +116,8 @@ def shape_key(shape: dict[str, int]) -> str:
 
 
 def run_for(data: dict[str, Any] | None, scope: str, impl: str | None = None) -> dict[str, Any]:
-    """The run a scope names: "" (the ladder), "sweep/<MxNxK>", "steps/<run_id>" or "steps/<after>"."""
+    """The run a scope names: "" (the ladder), "sweep/<MxNxK>", "steps/<run_id>" or "steps/<after>" (either
+    optionally with "@<MxNxK>")."""
     kind, _, key = scope.partition("/")
     if kind not in ("", "sweep", "steps") or (kind and not key):
         raise SpecError(f"unknown scope {scope!r}: use sweep/<M>x<N>x<K> or steps/<run id or version>")
@@ -132,10 +133,12 @@ def run_for(data: dict[str, Any] | None, scope: str, impl: str | None = None) ->
             if shape_key(run["shape"]) == key:
                 return run
         raise Missing(scope)
-    # One benchmark invocation gives all its runs one run_id: keep those that hold the row asked for.
-    runs = [r for r in data.get("steps", []) if r["run_id"] == key and (impl is None or impl in r["rows"])]
-    if not runs:
-        runs = [r for r in data.get("steps", []) if r["after"] == key and (impl is None or impl in r["rows"])]
+    # "<run id or version>@<MxNxK>" picks by shape too. One benchmark invocation gives all its runs one
+    # run_id, so keep only the runs that hold the row asked for.
+    key, _, at = key.partition("@")
+    candidates = [r for r in data.get("steps", []) if (not at or shape_key(r["shape"]) == at)]
+    candidates = [r for r in candidates if impl is None or impl in r["rows"]]
+    runs = [r for r in candidates if r["run_id"] == key] or [r for r in candidates if r["after"] == key]
     if len(runs) > 1 and impl is not None:  # prefer the run in which the row is a step (not a reference)
         runs = [r for r in runs if r["rows"][impl].get("step")] or runs
     if len(runs) > 1:
