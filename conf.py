@@ -64,7 +64,8 @@ sphinx_gallery_conf = {
     "image_scrapers": (),
     "write_computation_times": False,
     "show_signature": False,
-    "remove_config_comments": True,
+    "remove_config_comments": True,  # the thumbnail_path comment that stage_gallery adds
+    "within_subsection_order": "matmul_site.sphinx.kernel_source.VersionOrder",  # V0, V1, ... not by length
 }
 kernel_source.stage_gallery(ROOT / "build" / "gallery_src")
 

@@ -9,11 +9,14 @@ what is wrong.
 from __future__ import annotations
 
 import io
+import re
+import zipfile
 from collections.abc import Callable, Iterator
 from typing import Any
+from urllib.parse import urljoin
 
 import pytest
-from support import SHOTS, Visit, open_page, origin, site_pages
+from support import SHOTS, Visit, fetch, open_page, origin, site_pages
 
 PAGES = site_pages()
 pytestmark = pytest.mark.browser
@@ -162,3 +165,78 @@ def test_pages_fit_the_screen_and_are_captured(browser: Any, base_url: str, labe
         page.close()
     ctx.close()
     assert not too_wide, "; ".join(too_wide)
+
+
+@pytest.mark.parametrize(("path", "title"), [("steps.html", "What each step bought"), ("glossary.html", "Glossary")])
+def test_closing_pages_load_with_their_title(visit: Callable[[str], Visit], path: str, title: str) -> None:
+    assert path in PAGES, f"{path} is not in the build"
+    page = visit(path).page
+    assert page.locator("article h1").inner_text().strip().rstrip("¶").strip() == title
+    if path == "glossary.html":
+        terms = page.locator("article dl.glossary dt")
+        assert terms.count() >= 20, f"the glossary defines only {terms.count()} terms"
+        targets = page.eval_on_selector_all("article a[href*='#term-']", "els => els.map(e => e.hash.slice(1))")
+        broken = [t for t in targets if page.locator(f"[id='{t}']").count() != 1]
+        assert targets and not broken, f"glossary :term: links without a target: {broken}"
+
+
+GALLERY = sorted(p for p in PAGES if re.fullmatch(r"gallery/matmul_v\d+\.html", p))
+
+
+def test_gallery_cards_are_titled_like_the_chapters_without_backslashes(visit: Callable[[str], Visit]) -> None:
+    page = visit("gallery/index.html").page
+    titles = page.eval_on_selector_all(".sphx-glr-thumbnail-title", "els => els.map(e => e.innerText.trim())")
+    numbers = [int(m[1]) for t in titles if (m := re.match(r"V(\d+): \S", t))]
+    assert len(numbers) == len(titles) == len(GALLERY), f"gallery card titles: {titles}"
+    assert numbers == sorted(numbers), f"cards are not in ladder order: {titles}"
+    heads = [visit(p).page.locator("article h1").inner_text() for p in GALLERY]
+    assert not [t for t in titles + heads if "\\" in t], f"backslashes in gallery titles: {titles + heads}"
+
+
+@pytest.mark.parametrize("path", GALLERY)
+def test_each_gallery_zip_is_served_and_holds_the_kernel_and_its_helpers(
+    visit: Callable[[str], Visit], path: str
+) -> None:
+    from matmul_site.sphinx import kernel_source
+
+    page = visit(path).page
+    kernel = path.removeprefix("gallery/").removesuffix(".html")
+    zips = set(page.eval_on_selector_all("article a.download[href$='.zip']", "els => els.map(e => e.href)"))
+    assert len(zips) == 2, f"{path}: expected the page's zip link and sphinx-gallery's, found {sorted(zips)}"
+    files = kernel_source.bundle_files(kernel_source.kernel_path(kernel.removeprefix("matmul_")))
+    expected = {f"{kernel}/{f.name}": f.read_bytes() for f in files}
+    assert {f"{kernel}/common.py", f"{kernel}/tilus_fixes.py"} <= set(expected)
+    for url in sorted(zips):
+        status, body = fetch(url)
+        assert status == 200, f"{path}: {url} answered HTTP {status}"
+        with zipfile.ZipFile(io.BytesIO(body)) as archive:
+            held = {name: archive.read(name) for name in archive.namelist()}
+        assert held == expected, f"{path}: {url} holds {sorted(held)}, not the kernel and helpers {sorted(expected)}"
+
+
+def test_the_ladder_table_scrolls_inside_its_own_box_on_a_phone(browser: Any, base_url: str) -> None:
+    ctx = browser.new_context(viewport={"width": 390, "height": 900})
+    try:
+        page = ctx.new_page()
+        page.goto(urljoin(base_url, "index.html"), wait_until="load")
+        box = page.evaluate(
+            """() => {
+              const table = document.querySelector("article table.results-table.ladder");
+              if (!table) return null;
+              let box = table.parentElement;
+              while (box && box.tagName !== "ARTICLE" && getComputedStyle(box).overflowX === "visible")
+                box = box.parentElement;
+              const r = box.getBoundingClientRect();
+              return {tag: box.tagName, overflow: getComputedStyle(box).overflowX, left: r.left, right: r.right,
+                      table: table.getBoundingClientRect().width, inner: box.clientWidth,
+                      page: document.documentElement.scrollWidth - window.innerWidth};
+            }"""
+        )
+    finally:
+        ctx.close()
+    assert box is not None, "index.html has no results-ladder table"
+    assert box["page"] <= 1, f"index.html scrolls sideways on a 390 px phone by {box['page']} px"
+    fits = box["table"] <= box["inner"] + 1
+    assert fits or box["overflow"] in ("auto", "scroll"), f"the ladder table overflows its box: {box}"
+    assert box["tag"] != "ARTICLE" or fits, f"the ladder table has no scrolling box of its own: {box}"
+    assert box["left"] >= 0 and box["right"] <= 391, f"the ladder table's box leaves the screen: {box}"

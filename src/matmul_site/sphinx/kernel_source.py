@@ -12,12 +12,23 @@ comments) and examples/ (not ours to add files to) do not have. So each kernel i
 copied under build/ with a docstring made from its header comments, and after the
 gallery is generated the downloadable copy is replaced by the untouched original.
 Nothing is ever executed: the gallery runs with ``plot_gallery = False``.
+
+Each gallery page is titled with the chapter's heading (``V3: warp specialization``);
+offers a zip of the kernel and the modules of its folder that it imports, followed
+recursively (:func:`bundle_files`), with fixed timestamps so that a rebuild writes the
+same bytes; and its card shows the chapter's chart, drawn as a PNG under build/ when
+the gallery is staged (``sphinx_gallery_thumbnail_path``).
 """
 
 from __future__ import annotations
 
+import ast
+import hashlib
+import io
+import os
 import re
 import shutil
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -29,14 +40,16 @@ from matmul_site import paths, versions
 
 ROOT = paths.ROOT
 KERNELS = paths.KERNEL_DIR
+ZIP_TIME = (1980, 1, 1, 0, 0, 0)  # the earliest time a zip can hold: every build writes the same bytes
+THUMB_DPI = 80  # a 7-inch chart is 560 px wide; sphinx-gallery scales the card's image to 400 x 280
 GALLERY_HEADER = """Kernel gallery
 ==============
 
 Every version of the kernel as a file you can download and run on a Hopper GPU
-(``python matmul_vN.py`` checks it on several shapes and times it next to cuBLAS;
-it needs ``common.py`` and ``tilus_fixes.py`` from the same folder). The pages show
-the files as they are in ``examples/hopper_matmul/``; nothing here was executed when
-the site was built.
+(``python matmul_vN.py`` checks it on several shapes and times it next to cuBLAS).
+Each page offers a zip of the file and the helper modules it imports, which runs as
+it is unzipped. The pages show the files as they are in ``examples/hopper_matmul/``;
+nothing here was executed when the site was built.
 """
 
 
@@ -66,33 +79,135 @@ class KernelSource(LiteralInclude):
         return super().run()
 
 
-def _docstring(path: Path, version: str) -> str:
-    """A gallery docstring from the file's opening comment block; the code itself is not changed."""
-    header: list[str] = []
+def local_imports(path: Path) -> set[str]:
+    """The modules of ``path``'s own folder that it imports (``import common``, ``from raster import ...``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    names = set()
+    for node in ast.walk(tree):  # imports inside functions and try blocks count too
+        if isinstance(node, ast.Import):
+            names.update(alias.name.partition(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module.partition(".")[0])
+    return {name for name in names if (path.parent / f"{name}.py").is_file() and name != path.stem}
+
+
+def bundle_files(path: Path) -> list[Path]:
+    """``path`` and every module of its folder that it needs, followed recursively: what it takes to run it."""
+    found: dict[str, Path] = {}
+    todo = [path]
+    while todo:
+        module = todo.pop()
+        for name in sorted(local_imports(module)):
+            if name not in found and name != path.stem:  # a helper that imports the kernel back adds nothing
+                found[name] = module.parent / f"{name}.py"
+                todo.append(found[name])
+    return [path] + [found[name] for name in sorted(found)]
+
+
+def zip_bytes(path: Path) -> bytes:
+    """A zip of ``bundle_files(path)`` in a folder named after the kernel; the same files give the same bytes."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for file in bundle_files(path):
+            info = zipfile.ZipInfo(f"{path.stem}/{file.name}", date_time=ZIP_TIME)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            archive.writestr(info, file.read_bytes())
+    return buffer.getvalue()
+
+
+def _write_if_changed(path: Path, data: bytes) -> Path:
+    """Write only when the bytes differ, so that an unchanged input leaves the file (and its mtime) alone."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists() or path.read_bytes() != data:
+        path.write_bytes(data)
+    return path
+
+
+def thumbnail_png(version: str) -> bytes:
+    """The chapter's chart (plots/plot_vN.py's ``charts.version_chart``) as a PNG, from the recorded results.
+
+    Always the recorded results: a rerun asked for with HOPPER_MATMUL_RERUN_CHARTS belongs to the chapter's chart,
+    not to a thumbnail. No date or software version in the file: the same data give the same bytes.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from matmul_site import charts, numbers
+
+    matplotlib.rc_file_defaults()
+    fig = charts.version_chart(version, data=numbers.load_default())
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=THUMB_DPI, metadata={"Software": None})
+    plt.close(fig)
+    matplotlib.rc_file_defaults()
+    return buffer.getvalue()
+
+
+def _srcdir_path(path: Path) -> str:
+    """A path as the docs/ folder (Sphinx's source directory) sees it, with forward slashes."""
+    return Path(os.path.relpath(path, paths.DOCS_DIR)).as_posix()
+
+
+def _header_rst(path: Path) -> str:
+    """The file's opening comment block as rst: its lines escaped, its ``- `` items a bullet list."""
+    lines: list[str] = []
     for line in path.read_text(encoding="utf-8").splitlines():
         if not line.startswith("#"):
             break
-        header.append(line.lstrip("#").strip())
-    first = header[0] if header else f"{version.upper()} kernel"
-    title = f"{path.name}: {first}"
-    body = " ".join(header[1:]) or "The kernel of chapter " + version.upper() + "."
-    body = re.sub(r"([\\*`|_])", r"\\\1", body)
-    title = re.sub(r"([\\*`|_])", r"\\\1", title)
-    link = f"Explained in :doc:`/chapters/{version}`."
-    return f'r"""\n{title}\n{"=" * len(title)}\n\n{body}\n\n{link}\n"""\n'  # raw: the escapes are for rst
+        text = re.sub(r"([\\*`|_])", r"\\\1", line[1:].removeprefix(" ").rstrip())
+        was_list = bool(lines) and lines[-1].startswith(("- ", "  "))
+        is_list = text.startswith("- ") or (was_list and text.startswith("  "))
+        if lines and lines[-1] and is_list != was_list:
+            lines.append("")  # rst wants a blank line where a list starts or ends
+        lines.append(text)
+    return "\n".join(lines).strip()
 
 
-def stage_gallery(dest: Path) -> list[Path]:
-    """Copy every existing kernel file to dest/ (with a docstring) and write the gallery header."""
+def _docstring(path: Path, version: str, download: Path) -> str:
+    """A gallery docstring: the chapter's title, what the file is, its opening comment block, the zip to download."""
+    title = versions.get(version, path.parent).heading  # also the card's title, which sphinx-gallery puts in raw HTML
+    lead = f"The complete kernel file ``{path.relative_to(ROOT).as_posix()}``, explained in :doc:`/chapters/{version}`."
+    helpers = [file.name for file in bundle_files(path)[1:]]
+    needs = f" and the modules it imports ({', '.join(f'``{name}``' for name in helpers)})" if helpers else ""
+    download_text = (
+        f"To run it, download :download:`{download.name} </{_srcdir_path(download)}>`: it holds ``{path.name}``"
+        f"{needs}. Unzip it and run ``python {path.name}`` in the folder it makes, on a Hopper GPU."
+    )
+    parts = [title, "=" * len(title), "", lead, "", _header_rst(path), "", download_text]
+    return 'r"""\n' + "\n".join(parts) + '\n"""\n'  # raw: the escapes are for rst
+
+
+def stage_gallery(dest: Path, downloads: Path | None = None, thumbnails: Path | bool | None = None) -> list[Path]:
+    """Copy every existing kernel file to dest/ (with a docstring) and write the gallery header.
+
+    Next to dest/ (or where given), each kernel's zip goes to ``gallery_downloads/`` and its card's thumbnail,
+    the chapter's chart, to ``gallery_thumbs/``; ``thumbnails=False`` skips drawing them (a unit test's choice).
+    """
+    downloads = downloads or dest.parent / "gallery_downloads"
+    thumbs = dest.parent / "gallery_thumbs" if thumbnails in (None, True) else thumbnails
     dest.mkdir(parents=True, exist_ok=True)
     staged = []
-    for version in versions.names():
+    for version in versions.names(KERNELS):
         source = kernel_path(version)
         target = dest / source.name
         if not source.exists():
             target.unlink(missing_ok=True)
             continue
-        text = _docstring(source, version) + source.read_text(encoding="utf-8")
+        download = _write_if_changed(downloads / f"{source.stem}.zip", zip_bytes(source))
+        text = _docstring(source, version, download)
+        if thumbs:
+            png = thumbnail_png(version)
+            # The data's hash in the name: new numbers change the staged file, which makes sphinx-gallery redo the card.
+            thumb = thumbs / f"plot_{version}-{hashlib.sha256(png).hexdigest()[:12]}.png"
+            for stale in thumbs.glob(f"plot_{version}-*.png"):
+                if stale != thumb:
+                    stale.unlink()
+            _write_if_changed(thumb, png)
+            text += f"# sphinx_gallery_thumbnail_path = {_srcdir_path(thumb)!r}\n"
+        text += source.read_text(encoding="utf-8")
         if not target.exists() or target.read_text(encoding="utf-8") != text:
             target.write_text(text, encoding="utf-8")
         staged.append(target)
@@ -102,13 +217,29 @@ def stage_gallery(dest: Path) -> list[Path]:
     return staged
 
 
+class VersionOrder:
+    """sphinx-gallery's ``within_subsection_order``: the cards in ladder order (V0, V1, ..., V10), not by code size."""
+
+    def __init__(self, src_dir: str | Path) -> None:
+        self.src_dir = src_dir
+
+    def __call__(self, filename: str | Path) -> tuple[int, str]:
+        match = re.fullmatch(r"matmul_v(\d+)\.py", Path(filename).name)
+        return (int(match[1]) if match else 1 << 30, str(filename))
+
+    def __repr__(self) -> str:  # the same text in every build, as sphinx-gallery's own sort keys give
+        return "<VersionOrder>"
+
+
 def _restore_originals(app: Sphinx) -> None:
-    """Make each gallery download the exact repository file, not the staged copy with a docstring."""
+    """Each gallery page's own downloads: the exact repository file, and (its "zipped" link) the runnable zip."""
     gallery = Path(app.srcdir) / app.config.sphinx_gallery_conf["gallery_dirs"]
     for version in versions.names():
-        copy = gallery / kernel_path(version).name
-        if copy.exists() and kernel_path(version).exists():
-            shutil.copyfile(kernel_path(version), copy)
+        source = kernel_path(version)
+        copy = gallery / source.name
+        if copy.exists() and source.exists():
+            shutil.copyfile(source, copy)  # not the staged copy with a docstring
+            _write_if_changed(copy.with_suffix(".zip"), zip_bytes(source))  # sphinx-gallery's holds the .py alone
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
