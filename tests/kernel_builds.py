@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import functools
 import importlib
+import importlib.util
 import itertools
 import multiprocessing
 import os
 from concurrent.futures import Future, ProcessPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import buildcheck
@@ -44,18 +46,48 @@ def _build(version: str) -> buildcheck.BuildReport:
 
 
 @functools.cache
-def _pending() -> dict[str, Future[buildcheck.BuildReport]]:
-    """Start every version's build at once, one process per core: nvcc and Tilus lowering are single-threaded."""
+def _pool() -> ProcessPoolExecutor:
+    """One process per core: nvcc and Tilus lowering are single-threaded."""
     # spawn, not fork: the workers import Tilus and torch afresh instead of inheriting this process's threads.
-    pool = ProcessPoolExecutor(max_workers=os.cpu_count() or 1, mp_context=multiprocessing.get_context("spawn"))
-    futures = {v.name: pool.submit(_build, v.name) for v in versions.all_versions()}
-    pool.shutdown(wait=False)
-    return futures
+    return ProcessPoolExecutor(max_workers=os.cpu_count() or 1, mp_context=multiprocessing.get_context("spawn"))
+
+
+@functools.cache
+def _pending() -> dict[str, Future[buildcheck.BuildReport]]:
+    """Start every version's build at once."""
+    return {v.name: _pool().submit(_build, v.name) for v in versions.all_versions()}
+
+
+def _build_experiment(
+    path: str, cls: str, config: dict[str, Any], shape: tuple[int, int, int]
+) -> buildcheck.BuildReport:
+    spec = importlib.util.spec_from_file_location(Path(path).stem, path)  # by path: experiments/ is no package
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return buildcheck.build_sm90a(getattr(module, cls), config, *shape)
+
+
+@functools.cache
+def _experiments() -> dict[str, Future[buildcheck.BuildReport]]:
+    """The experiments' builds that tests inspect (EXPERIMENT_BUILDS), started like the versions'."""
+    return {name: _pool().submit(_build_experiment, *args) for name, args in EXPERIMENT_BUILDS.items()}
 
 
 def start() -> None:
-    """Begin every build now, in the background; :func:`built` collects them."""
+    """Begin every build now, in the background; :func:`built` and :func:`built_experiment` collect them."""
     _pending()
+    _experiments()
+
+
+def built_experiment(name: str) -> buildcheck.BuildReport:
+    """An experiment's sm_90a build (EXPERIMENT_BUILDS), made once per session in the background."""
+    return _experiments()[name].result()
+
+
+# Experiments whose builds a test module inspects: name -> (file, class, config, shape). The test module fills
+# this when it is imported (at collection), so conftest's start() builds them with the versions.
+EXPERIMENT_BUILDS: dict[str, tuple[str, str, dict[str, Any], tuple[int, int, int]]] = {}
 
 
 def built(version: str) -> buildcheck.BuildReport:

@@ -1,26 +1,26 @@
-"""The V7 variants (experiments/v7_variants.py) build for sm_90a on a CPU machine, as the steps run times them.
+"""The V7 candidates (experiments/v7_variants.py) build for sm_90a on a CPU machine, as the steps run times them.
 
-Each variant of the "v7 round 1" run is built once at 8192^3 (the timed shape) and once at 1000 x 3000 x 520 (ragged
-M and N, a partial last K-tile, N % 8 == 0 so C still leaves by TMA), and the PTX holds the ping-pong schedule.
+Each tiling of the "v7 round 1" run is built once (the raster-group knob changes no code), at M and N that
+are multiples of no tile and a partial last K-tile, with N % 8 == 0 so that C still leaves by TMA; the PTX
+holds the ping-pong schedule. The builds run in the background with the versions' (tests/kernel_builds.py).
 """
 
 from __future__ import annotations
 
-import functools
 import importlib.util
 import re
-import sys
-from pathlib import Path
 from typing import Any
 
+import kernel_builds
 import pytest
 
 import buildcheck
+from matmul_site import paths
 
 pytestmark = pytest.mark.slow
 
-EXPERIMENTS = Path(__file__).resolve().parent.parent / "experiments"
-SHAPES = {"bench": (8192, 8192, 8192), "ragged": (1000, 3000, 520)}
+EXPERIMENTS = paths.ROOT / "experiments"
+RAGGED = (1000, 3000, 520)
 
 
 def _steps() -> Any:
@@ -35,17 +35,20 @@ STEPS = _steps()
 V7_VARIANTS = [v for v in STEPS.RUNS["v7 round 1"]["variants"] if STEPS.VARIANTS[v][0] == "v7_variants.py"]
 
 
-def _kernel_class() -> type:
-    if str(EXPERIMENTS) not in sys.path:
-        sys.path.insert(0, str(EXPERIMENTS))
-    import v7_variants
-
-    return v7_variants.MatmulV7Variants
+def _code_config(variant: str) -> tuple[Any, ...]:
+    """What changes the generated code: every knob but the raster group size (a runtime divisor)."""
+    return tuple(sorted((k, v) for k, v in STEPS.VARIANTS[variant][2].items() if k != "swizzle_size"))
 
 
-@functools.cache
-def built(variant: str, shape: str) -> buildcheck.BuildReport:
-    return buildcheck.build_sm90a(_kernel_class(), dict(STEPS.VARIANTS[variant][2]), *SHAPES[shape])
+# One build per distinct tiling, registered at import so that conftest starts it with the versions' builds.
+BUILT = list({_code_config(v): v for v in reversed(V7_VARIANTS)}.values())
+for _variant in BUILT:
+    _file, _cls, _config, _ = STEPS.VARIANTS[_variant]
+    kernel_builds.EXPERIMENT_BUILDS[_variant] = (str(EXPERIMENTS / _file), _cls, dict(_config), RAGGED)
+
+
+def built(variant: str) -> buildcheck.BuildReport:
+    return kernel_builds.built_experiment(variant)
 
 
 def test_run_compares_with_v6_as_it_is_now() -> None:
@@ -58,10 +61,9 @@ def test_run_compares_with_v6_as_it_is_now() -> None:
     assert V7_VARIANTS, run
 
 
-@pytest.mark.parametrize("shape", sorted(SHAPES))
-@pytest.mark.parametrize("variant", V7_VARIANTS)
-def test_builds_without_spills_in_shared_memory(variant: str, shape: str) -> None:
-    report = built(variant, shape)
+@pytest.mark.parametrize("variant", BUILT)
+def test_builds_without_spills_in_shared_memory(variant: str) -> None:
+    report = built(variant)
     assert ".cta_group" not in report.ptx
     assert 0 < report.registers <= 224, report.ptxas_report  # 288 threads
     assert (report.spill_stores, report.spill_loads, report.stack_bytes) == (0, 0, 0), report.ptxas_report
@@ -70,10 +72,10 @@ def test_builds_without_spills_in_shared_memory(variant: str, shape: str) -> Non
     assert facts["shared_bytes"] <= 227 * 1024  # the most one block may use on Hopper
 
 
-@pytest.mark.parametrize("variant", V7_VARIANTS)
+@pytest.mark.parametrize("variant", BUILT)
 def test_ping_pong_schedule_is_in_the_ptx(variant: str) -> None:
     config = STEPS.VARIANTS[variant][2]
-    ptx = built(variant, "bench").ptx
+    ptx = built(variant).ptx
     wgmma = "m64n128k16" if config["block_n"] == 128 else "m64n256k16"
     assert f"wgmma.mma_async.sync.aligned.{wgmma}.f32.f16.f16" in ptx
     assert "wgmma.wait_group.sync.aligned 1;" in ptx and "wgmma.wait_group.sync.aligned 0;" in ptx
@@ -81,7 +83,7 @@ def test_ping_pong_schedule_is_in_the_ptx(variant: str) -> None:
     # other's; hidet 0.2.0's barrier_arrive would print barrier.sync here.
     assert len(re.findall(r"^\s*barrier\.sync %r\d+, %r\d+;", ptx, re.MULTILINE)) == 2
     assert len(re.findall(r"^\s*barrier\.arrive %r\d+, %r\d+;", ptx, re.MULTILINE)) == 2
-    source = built(variant, "bench").source
+    source = built(variant).source
     assert set(re.findall(r"tilus_barrier_sync\((\d+), 256\)", source)) == {"14", "15"}
     assert set(re.findall(r"tilus_hopper_matmul_barrier_arrive\((\d+), 256\)", source)) == {"14", "15"}
     # Tilus's own per-group syncs keep ids 1 and 2, clear of the turn barriers.
