@@ -62,7 +62,10 @@ def test_helpers_are_followed_through_the_modules_that_import_them(tmp_path: Pat
 def test_every_unzipped_kernel_imports_with_only_its_own_folder(tmp_path: Path) -> None:
     """What "runs as downloaded" can mean without a GPU: the kernel module and its helpers import from the zip alone."""
     pytest.importorskip("tilus")
-    for version in KERNELS:
+    # The first and the last version: the two helper sets (V4 on adds pipeline and raster); bundle_files'
+    # closure is unit-tested above for all. Each check imports torch and Tilus afresh: seconds of CPU apiece.
+    checked = (KERNELS[0], KERNELS[-1])
+    for version in checked:
         zipfile.ZipFile(io.BytesIO(kernel_source.zip_bytes(kernel_source.kernel_path(version)))).extractall(tmp_path)
     # One process per kernel (tilus_fixes registers its functions with Tilus once per process), all at once.
     script = (
@@ -76,7 +79,7 @@ def test_every_unzipped_kernel_imports_with_only_its_own_folder(tmp_path: Path) 
             stderr=subprocess.PIPE,
             text=True,
         )
-        for v in KERNELS
+        for v in checked
     }
     errors = {v: run.communicate()[1] for v, run in runs.items()}
     failed = {v: errors[v][-2000:] for v, run in runs.items() if run.returncode != 0}
