@@ -22,19 +22,23 @@ import subprocess
 import sys
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
-
 PLOTS = Path(__file__).resolve().parent
 ROOT = PLOTS.parent
 BENCHMARK = ROOT / "examples" / "hopper_matmul" / "benchmark.py"
 ENV_RERUN = "HOPPER_MATMUL_RERUN"
+# What `nox -s plots` needs in the current environment: this project (matmul_site) and the docs stack (matplotlib).
+MISSING_STACK = 'the charts need this project and matplotlib: run `pip install -e ".[docs]"` in {root}, then retry'
 
-from matmul_site import charts as chartlib  # noqa: E402
-from matmul_site import paths  # noqa: E402
+try:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from matmul_site import charts as chartlib
+    from matmul_site import paths
+except ImportError as missing:
+    sys.exit(f"cannot draw the charts ({missing}): {MISSING_STACK.format(root=ROOT)}")
 
 
 def scripts() -> list[Path]:

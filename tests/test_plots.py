@@ -261,3 +261,12 @@ def test_rerun_command_runs_its_version_and_cublas_quick_into_build(tmp_path: Pa
         str(tmp_path / "v4.json"),
     ]
     assert rerun.OUT_DIR.is_relative_to(paths.BUILD_DIR)
+
+
+def test_draw_all_without_the_docs_stack_says_what_to_install(tmp_path: Path) -> None:
+    # -S -I: no site-packages and no PYTHONPATH, so neither matplotlib nor matmul_site can be imported.
+    done = subprocess.run(
+        [sys.executable, "-S", "-I", str(draw_all.PLOTS / "draw_all.py")], capture_output=True, text=True
+    )
+    assert done.returncode != 0
+    assert 'pip install -e ".[docs]"' in done.stderr and "Traceback" not in done.stderr
