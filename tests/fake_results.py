@@ -13,6 +13,7 @@ from functools import cache
 from typing import Any
 
 from matmul_site import results, stats, versions
+from tuned import TUNED
 
 GPU = "NVIDIA H200"
 BENCH_SHAPE = (8192, 8192, 8192)
@@ -31,16 +32,7 @@ LADDER_MS: dict[str, float] = {
     "v6": 1.55,
     "cublas": 1.47,
 }
-LADDER_CONFIGS: dict[str, dict[str, Any]] = {
-    "v0": {"block_m": 64, "block_n": 128, "block_k": 64},
-    "v1": {"block_m": 128, "block_n": 128, "block_k": 64},
-    "v2": {"block_m": 128, "block_n": 128, "block_k": 64, "num_stages": 3},
-    "v3": {"block_m": 128, "block_n": 128, "block_k": 64, "num_stages": 3},
-    "v4": {"block_m": 128, "block_n": 256, "block_k": 64, "num_stages": 3, "swizzle_size": 1},
-    "v5": {"block_m": 128, "block_n": 256, "block_k": 64, "num_stages": 3, "swizzle_size": 1},
-    "v6": {"block_m": 128, "block_n": 256, "block_k": 64, "num_stages": 3, "swizzle_size": 16},
-    "cublas": {},
-}
+LADDER_CONFIGS: dict[str, dict[str, Any]] = {**TUNED, "cublas": {}}  # the configurations the benchmark pins
 SWEEP_SHAPES: tuple[tuple[int, int, int], ...] = ((2048, 2048, 2048), (4096, 4096, 4096), (8192, 14336, 4096))
 
 
