@@ -68,7 +68,7 @@ class BudgetBox(SphinxDirective):
         if results_file is not None:
             self.env.note_dependency(str(results_file))
         try:
-            rows = budget_lines(version, budget.load_builds(), results.load_default())
+            rows = budget_lines(version, budget.load_builds(), numbers.load_default())
         except (budget.BudgetError, results.ResultsError) as exc:
             raise self.error(f"budget-box {version}: {exc}") from exc
         table = nodes.table(classes=["budget-box"])
