@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 
-def cfg(bm: int, bn: int, bk: int, stages: int, swizzle: int, **extra: str) -> dict[str, Any]:
+def cfg(bm: int, bn: int, bk: int, stages: int, swizzle: int, **extra: object) -> dict[str, Any]:
     return dict(block_m=bm, block_n=bn, block_k=bk, num_stages=stages, swizzle_size=swizzle, **extra)
 
 
@@ -48,6 +48,10 @@ VARIANTS: dict[str, tuple[str, str, dict[str, Any], str]] = {
     "v7-pp128": (*P, cfg(128, 128, 64, 5, 16, schedule="pingpong"), "ping-pong: a 128 x 128 tile per group, 5 stages"),
     "v7-pp128-sw8": (*P, cfg(128, 128, 64, 5, 8, schedule="pingpong"), "ping-pong 128 x 128, raster groups of 8"),
     "v7-pp64x256": (*P, cfg(64, 256, 64, 4, 32, schedule="pingpong"), "ping-pong: a 64 x 256 tile per group, 4 stages"),
+    "v7-chunks": ("matmul_v7.py", "MatmulV7", cfg(128, 256, 64, 3, 16, stream_k=False),
+                  "C staged in swizzled 64-column chunks (V7 without its stream-K tail)"),
+    "v7": ("matmul_v7.py", "MatmulV7", cfg(128, 256, 64, 3, 16, stream_k=True),
+           "chunks + stream-K: the last full wave and the partial one split along K"),
 }
 RUNS: dict[str, dict[str, Any]] = {
     "round 1": {
@@ -83,6 +87,29 @@ RUNS: dict[str, dict[str, Any]] = {
         "shape": (16384, 8192, 1024),
         "baseline": "v6",
         "variants": ["v6", "v7-pp128", "v7-pp64x256"],
+        "kept": [],
+    },
+    "v7 round 2": {
+        "after": "v6",
+        "title": "swizzled chunks for C, then stream-K for the last wave",
+        "baseline": "v6",
+        "variants": ["v6", "v7-chunks", "v7"],
+        "kept": [],
+    },
+    "v7 round 2 at 4096^3": {
+        "after": "v6",
+        "title": "swizzled chunks and stream-K at 4096^3 (3.9 waves of tiles)",
+        "shape": (4096, 4096, 4096),
+        "baseline": "v6",
+        "variants": ["v6", "v7-chunks", "v7"],
+        "kept": [],
+    },
+    "v7 round 2 short K": {
+        "after": "v6",
+        "title": "swizzled chunks and stream-K at a short K (31.03 waves of tiles)",
+        "shape": (16384, 8192, 1024),
+        "baseline": "v6",
+        "variants": ["v6", "v7-chunks", "v7"],
         "kept": [],
     },
 }  # fmt: skip
