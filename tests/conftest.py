@@ -59,4 +59,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         kernel_builds.start()
 
 
-BUILD_TEST_MODULES = {"test_kernels_build.py", "test_v4_v6_build.py", "test_v7_variants_build.py"}
+BUILD_TEST_MODULES = {
+    "test_kernels_build.py",
+    "test_v4_v6_build.py",
+    "test_v7_variants_build.py",
+    "test_tryit_build.py",
+}

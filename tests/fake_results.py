@@ -178,3 +178,52 @@ def fake_file(gpu_name: str = GPU) -> dict[str, Any]:
     data = provenance(gpu_name) | copy.deepcopy(_fake_runs())
     results.validate(data)
     return data
+
+
+def _tryit(version: str, name: str, outcome: str, checks: list[tuple[tuple[int, int, int], int, int]], **extra: Any):
+    """One try-it edit's record; ``checks`` are (shape, bad, nonfinite) as the runner records them."""
+    return {
+        "version": version,
+        "name": name,
+        "title": f"{name} (made up)",
+        "file": f"examples/hopper_matmul/matmul_{version}.py",
+        "edits": [["old text", "new text"]],
+        "config": dict(TUNED[version]),
+        "outcome": outcome,
+        "checks": [
+            {
+                "shape": {"m": s[0], "n": s[1], "k": s[2]},
+                "bad": bad,
+                "nonfinite": nonfinite,
+                "max_abs_err": 0.0009 if not bad else 3.5,
+            }
+            for s, bad, nonfinite in checks
+        ],  # fmt: skip
+        "error": None,
+        "timeout_s": None,
+        "run_id": RUN_ID,
+        "date": DATE,
+        "git_commit": COMMIT,
+    } | extra
+
+
+def fake_tryit() -> list[dict[str, Any]]:
+    """Made-up outcomes of try-it edits, one of each kind (exact, wrong, hangs, does not build)."""
+    big, ragged = (8192, 8192, 8192), (1000, 8192, 8192)
+    return [
+        _tryit("v5", "release-before-wait", "exact", [(big, 0, 0), (big, 0, 0), (ragged, 0, 0)]),
+        _tryit("v6", "no-sync-after-store", "wrong", [(big, 4096, 1024), (big, 0, 0), (ragged, 0, 0)]),
+        _tryit("v3", "producer-phase-0", "hangs", [],
+               error="no answer 20 s after launch 1 of 5 (8192x8192x8192); the process was killed", timeout_s=20.0),
+        _tryit("v6", "stages-4", "does not build", [], edits=[],
+               error="RuntimeError: Requested dynamic shared memory bytes 262272 exceed the device limit 232448"),
+    ]  # fmt: skip
+
+
+def fake_tryit_run() -> dict[str, Any]:
+    """A timed try-it run after V2 (a steps run titled "Try it: ..."): the tuned config and two changes."""
+    latencies = {"try-v2": 1.92, "try-v2-s2": 2.10, "try-v2-s4": 1.90, "cublas": 1.47}
+    titles = {"try-v2": "V2 as tuned: 3 stages", "try-v2-s2": "2 stages", "try-v2-s4": "4 stages"}
+    step_over = {"try-v2-s2": "try-v2", "try-v2-s4": "try-v2"}
+    run = fake_run(BENCH_SHAPE, latencies, titles=titles, step_over=step_over, kept={}, processes=2, rounds=10)
+    return run | {"after": "v2", "title": results.TRYIT_TITLE_PREFIX + "fewer or more stages"}

@@ -6,7 +6,9 @@ charts and the tests all call this module, so a page, a chart and a test print a
 A *spec* names one value: ``[scope/]subject.field[:style]``.
 
 - scope: omitted for the ladder; ``sweep/8192x4096x4096`` for the sweep run at that shape;
-  ``steps/<run_id>`` or ``steps/<after>`` (when one run after that version holds the row) for steps.
+  ``steps/<run_id>`` or ``steps/<after>`` (when one run after that version holds the row) for steps
+  (the chapters' timed try-its are steps runs too: ``steps/v2/try-v2-s4.step``);
+  ``tryit/<version>`` for the outcome of a try-it edit (the subject is the edit's name).
 - subject: an implementation of that run (``v3``, ``cublas``, ``v6-rows-sw16``), or one of the
   file's sections (``gpu``, ``software``, ``method``, ``problem``, ``ladder``, ``sweep``).
 - fields of a row: ``tflops``, ``ms``, ``ratio`` (to the same run's cuBLAS, with its 95% interval),
@@ -14,6 +16,11 @@ A *spec* names one value: ``[scope/]subject.field[:style]``.
   ``ratio_verdict``, ``sm_clock``, ``power``, ``peak_at_clock`` (the tensor-core peak at the
   row's own SM clock), ``peak_fraction`` (of that), ``datasheet_fraction`` (of the published
   peak), ``config``, ``title``, ``kept``, ``counters.<name>``.
+- fields of a try-it edit (``tryit/v5/release-before-wait.outcome``): ``outcome`` (a sentence:
+  "exact in all 5 checks (...)", "wrong in 2 of 5 checks: ..."), ``result`` (one word or two: exact,
+  wrong, hangs, does not build, crashes), ``title``, ``error``, ``checks`` (how many ran),
+  ``wrong_checks`` (how many found bad elements), ``bad`` (the most bad elements in one check),
+  ``nonfinite`` (the most still NaN or inf), ``max_error`` (the largest finite error).
 - styles: ``x`` (median only, "0.97x"), ``pct`` (as a percentage, interval included), ``num``
   (the bare number).
 
@@ -56,6 +63,7 @@ ROW_FIELDS = (
     "kept",
     "counters",
 )
+TRYIT_FIELDS = ("outcome", "result", "title", "error", "checks", "wrong_checks", "bad", "nonfinite", "max_error")
 # How a verdict reads in a sentence whose subject is the step ("This step pays: ...").
 STEP_WORDS = {stats.PAYS: "pays", stats.COSTS: "costs", stats.WITHIN_NOISE: "is within noise"}
 # ... and whose subject is an implementation compared with cuBLAS ("V6 is behind cuBLAS: ...").
@@ -192,8 +200,11 @@ def _split(spec: str) -> tuple[str, str, str, str]:
 
 
 def lookup(data: dict[str, Any] | None, spec: str) -> tuple[str, Any]:
-    """(kind, value) of a spec; kinds: tflops, ms, interval, fraction, mhz, watts, text, config, pct, plain."""
+    """(kind, value) of a spec; kinds: tflops, ms, interval, fraction, mhz, watts, text, config, pct, plain,
+    count, error."""
     scope, subject, field, _ = _split(spec)
+    if scope.startswith("tryit"):
+        return _tryit_field(data, scope, subject, field)
     if not scope and subject in SECTIONS:
         return _section(data, subject, field)
     if not scope and not (versions.is_version_name(subject) or subject == results.CUBLAS):
@@ -313,6 +324,76 @@ def _sweep_field(data: dict[str, Any], field: str) -> tuple[str, Any]:
         f"{counts[stats.WITHIN_NOISE]}, ahead at {counts[stats.PAYS]}"
     )
     return "text", text
+
+
+# ---------------------------------------------------------------------------- try-it edits
+
+
+def tryit_entries(data: dict[str, Any] | None, version: str) -> list[dict[str, Any]]:
+    """The recorded try-it edits of one chapter, in the file's order."""
+    return [e for e in (data or {}).get("tryit", []) if e["version"] == version]
+
+
+def tryit_runs(data: dict[str, Any] | None, version: str) -> list[dict[str, Any]]:
+    """The steps runs that time a chapter's try-it changes (after that version, titled "Try it: ...")."""
+    return [r for r in (data or {}).get("steps", []) if r["after"] == version and results.is_tryit_run(r)]
+
+
+def _check_summary(checks: list[dict[str, Any]]) -> str:
+    counts: dict[str, int] = {}
+    for check in checks:
+        counts[shape_text(check["shape"])] = counts.get(shape_text(check["shape"]), 0) + 1
+    return ", ".join(f"{n} at {shape}" for shape, n in counts.items())
+
+
+def tryit_outcome_text(entry: dict[str, Any]) -> str:
+    """What an edit did, in words: "exact in all 5 checks (...)", "wrong in 2 of 5 checks: ...", "hangs: ..."."""
+    checks, outcome = entry["checks"], entry["outcome"]
+    if outcome == "exact":
+        return f"exact in all {len(checks)} checks ({_check_summary(checks)})"
+    if outcome == "wrong":
+        wrong = [c for c in checks if c["bad"]]
+        worst = max(wrong, key=lambda c: c["bad"])
+        size = worst["shape"]["m"] * worst["shape"]["n"]
+        still = f", {worst['nonfinite']:,} of them still NaN or inf" if worst["nonfinite"] else ""
+        errs = [c["max_abs_err"] for c in wrong if c["max_abs_err"] is not None]
+        largest = f"; largest finite error {max(errs):.3g}" if errs else ""
+        return (
+            f"wrong in {len(wrong)} of {len(checks)} checks ({_check_summary(checks)}): up to {worst['bad']:,} of "
+            f"{size:,} elements outside tolerance{still}{largest}"
+        )
+    return f"{outcome}: {entry['error']}"
+
+
+def _tryit_field(data: dict[str, Any] | None, scope: str, name: str, field: str) -> tuple[str, Any]:
+    kind, _, version = scope.partition("/")
+    if kind != "tryit" or not versions.is_version_name(version):
+        raise SpecError(f"unknown scope {scope!r}: a try-it edit is tryit/<version>/<edit>.<field>")
+    if field not in TRYIT_FIELDS:
+        raise SpecError(f"unknown try-it field {field!r} (fields: {', '.join(TRYIT_FIELDS)})")
+    found = [e for e in tryit_entries(data, version) if e["name"] == name]
+    if not found:
+        raise Missing(f"{scope}/{name}")
+    entry = found[0]
+    checks = entry["checks"]
+    if field == "outcome":
+        return "text", tryit_outcome_text(entry)
+    if field == "result":
+        return "text", entry["outcome"]
+    if field in ("title", "error"):
+        return ("text", entry[field]) if entry.get(field) else ("missing", NOT_RECORDED)
+    if field == "checks":
+        return "count", len(checks)
+    if field == "wrong_checks":
+        return "count", sum(1 for c in checks if c["bad"])
+    if not checks:
+        raise Missing(f"{scope}/{name}.{field}")
+    if field in ("bad", "nonfinite"):
+        return "count", max(c[field] for c in checks)
+    errs = [c["max_abs_err"] for c in checks if c["max_abs_err"] is not None]
+    if not errs:
+        return "missing", NOT_RECORDED
+    return "error", max(errs)
 
 
 def render(data: dict[str, Any] | None, spec: str) -> str:

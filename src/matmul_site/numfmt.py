@@ -60,6 +60,8 @@ def format_value(kind: str, value: Any, style: str = "") -> str:
         "watts": ("{:.0f}", " W"),
         "gb": ("{:.0f}", " GB"),
         "pct": ("{:.0f}", "%"),
+        "count": ("{:,}", ""),  # elements, checks: 12,345
+        "error": ("{:.3g}", ""),  # an absolute error: 0.00195, 3.2
     }
     if kind in units:
         pattern, unit = units[kind]

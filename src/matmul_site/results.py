@@ -11,6 +11,8 @@ Layout (schema 2)::
     ladder                            one run: every version and cuBLAS, interleaved (a Run, below)
     sweep                             runs at other shapes, one per shape, interleaved with cuBLAS
     steps                             runs of attempted changes after a version, kept or not
+                                      (a run titled "Try it: ..." is a chapter's try-it, not a step)
+    tryit                             (optional) outcomes of the chapters' try-it edits (a TryIt, below)
 
 A Run is one interleaved session at one shape::
 
@@ -18,6 +20,18 @@ A Run is one interleaved session at one shape::
     warmup, repeats, log              (optional) calls per round, and the raw samples' log (relative to plots/results)
     rows {impl: Row}                  impl is "v<N>", "cublas", "torch-compile-max-autotune" or a variant's name
     after, title                      (steps only) the version the attempts start from, and what they try
+
+A TryIt is one edit of a chapter's kernel file (experiments/tryit.py), checked on the GPU::
+
+    version, name, title              the chapter ("v5"), the edit's key and what it changes
+    file, edits [[old, new], ...], config     what was run: the substitutions and the pinned configuration
+    outcome                           "exact", "wrong", "hangs", "does not build" or "crashes"
+    checks [{shape {m, n, k}, bad, nonfinite, max_abs_err}]   every check run (NaN-poisoned C against
+                                      float64): elements outside tolerance, of them still NaN/inf, and the
+                                      largest finite error (null: no finite element)
+    error                             (hangs, does not build, crashes) the first line of what went wrong
+    timeout_s                         (hangs) seconds the launch was given before the process was killed
+    run_id, date, git_commit
 
 A Row is one implementation in that run::
 
@@ -50,6 +64,9 @@ from matmul_site import paths
 SCHEMA_VERSION = 2
 HOW_TO_CREATE = paths.HOW_TO_CREATE
 CUBLAS = "cublas"
+# A steps run with this title prefix is a chapter's "Try it" (experiments/tryit.py), not a step of the ladder.
+TRYIT_TITLE_PREFIX = "Try it: "
+TRYIT_OUTCOMES = ("exact", "wrong", "hangs", "does not build", "crashes")
 
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 # Derived numbers must agree with the ones they come from (they are computed, never typed).
@@ -248,6 +265,69 @@ def _validate_run(run: Any, field: str, *, steps: bool = False) -> None:
         _string(run, "title", field)
 
 
+def is_tryit_run(run: dict[str, Any]) -> bool:
+    """Whether a steps run times a chapter's try-it changes (titled "Try it: ...") rather than attempted steps."""
+    return str(run.get("title", "")).startswith(TRYIT_TITLE_PREFIX)
+
+
+def _validate_tryit(entry: Any, field: str) -> None:
+    entry = _dict(entry, field)
+    for key in ("version", "name", "title", "file", "outcome", "run_id", "git_commit"):
+        _string(entry, key, field)
+    _date(entry, "date", field)
+    if not re.fullmatch(r"v\d+", entry["version"]):
+        raise _fail(f"{field}.version", "must be a version name v<N>", entry["version"])
+    outcome = entry["outcome"]
+    if outcome not in TRYIT_OUTCOMES:
+        raise _fail(f"{field}.outcome", f"must be one of {', '.join(TRYIT_OUTCOMES)}", outcome)
+    edits = _get(entry, "edits", field)
+    if not isinstance(edits, list) or any(
+        not isinstance(e, list) or len(e) != 2 or not all(isinstance(s, str) for s in e) or not e[0] for e in edits
+    ):
+        raise _fail(f"{field}.edits", "must be a list of [old text, new text] (old not empty)", edits)
+    config = _dict(_get(entry, "config", field), f"{field}.config")
+    if not edits and not config:
+        raise _fail(field, "changes nothing: give edits or a config", entry)
+    checks = _get(entry, "checks", field)
+    if not isinstance(checks, list):
+        raise _fail(f"{field}.checks", "must be a list", checks)
+    for i, check in enumerate(checks):
+        where = f"{field}.checks[{i}]"
+        check = _dict(check, where)
+        shape = _dict(_get(check, "shape", where), f"{where}.shape")
+        for key in ("m", "n", "k"):
+            _integer(shape, key, f"{where}.shape")
+        _integer(check, "bad", where, minimum=0)
+        _integer(check, "nonfinite", where, minimum=0)
+        if not check["nonfinite"] <= check["bad"] <= shape["m"] * shape["n"]:
+            raise _fail(where, "must have nonfinite <= bad <= m * n", check)
+        err = _get(check, "max_abs_err", where)
+        if err is not None and (not _is_number(err) or err < 0):
+            raise _fail(f"{where}.max_abs_err", "must be a finite number >= 0 or null", err)
+        if err is None and check["nonfinite"] < shape["m"] * shape["n"]:
+            raise _fail(f"{where}.max_abs_err", "may be null only when no element is finite", check)
+    # The outcome must follow from the checks (it is derived, never typed).
+    wrong = any(c["bad"] for c in checks)
+    if outcome == "exact" and (not checks or wrong):
+        raise _fail(f"{field}.outcome", "is exact only when checks ran and none found a bad element", outcome)
+    if outcome == "wrong" and not wrong:
+        raise _fail(f"{field}.outcome", "is wrong only when a check found bad elements", outcome)
+    if outcome in ("hangs", "does not build", "crashes"):
+        _string(entry, "error", field)
+        if wrong:
+            raise _fail(
+                f"{field}.outcome", "cannot be " + outcome + " when a check already found bad elements", outcome
+            )
+    if outcome == "does not build" and checks:
+        raise _fail(f"{field}.checks", "must be empty when the kernel did not build", checks)
+    if outcome == "hangs":
+        _number(entry, "timeout_s", field)
+
+
+def _tryit_key(entry: dict[str, Any]) -> tuple[str, str]:
+    return (entry["version"], entry["name"])
+
+
 def validate(data: dict[str, Any]) -> None:
     """Check a results dict against the schema; ResultsError names the first bad field."""
     data = _dict(data, "(top level)")
@@ -283,6 +363,15 @@ def validate(data: dict[str, Any]) -> None:
             if key in seen:
                 raise _fail(f"{name}[{index}]", "repeats the key of an earlier run", key)
             seen.add(key)
+    tryit = data.get("tryit", [])
+    if not isinstance(tryit, list):
+        raise _fail("tryit", "must be a list (possibly empty)", tryit)
+    seen_tryit = set()
+    for index, entry in enumerate(tryit):
+        _validate_tryit(entry, f"tryit[{index}]")
+        if _tryit_key(entry) in seen_tryit:
+            raise _fail(f"tryit[{index}]", "repeats the (version, name) of an earlier entry", _tryit_key(entry))
+        seen_tryit.add(_tryit_key(entry))
 
 
 # --- combining and writing ----------------------------------------------------------------------
@@ -297,8 +386,9 @@ def merge(existing: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any
     """Fold a new run into an existing file.
 
     Provenance (gpu, software, method) comes from the new file. A new ladder replaces the old one
-    whole (a ladder is one session, never stitched from two); sweep runs are replaced by shape and
-    steps runs by (after, title, shape); what the new file did not measure is kept.
+    whole (a ladder is one session, never stitched from two); sweep runs are replaced by shape,
+    steps runs by (after, title, shape) and try-it outcomes by (version, name); what the new file
+    did not measure is kept.
     """
     merged = copy.deepcopy(new)
     if existing is None:
@@ -314,7 +404,16 @@ def merge(existing: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any
         fresh = {_run_key(section, run): run for run in new.get(section, [])}
         runs = [copy.deepcopy(fresh.pop(_run_key(section, run), run)) for run in existing.get(section, [])]
         merged[section] = runs + [copy.deepcopy(run) for run in fresh.values()]
+    if "tryit" in existing or "tryit" in new:
+        merged["tryit"] = merge_tryit(existing.get("tryit", []), new.get("tryit", []))
     return merged
+
+
+def merge_tryit(existing: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Try-it outcomes: a new entry replaces the one with its (version, name), in place; the rest are kept."""
+    fresh = {_tryit_key(entry): entry for entry in new}
+    kept = [copy.deepcopy(fresh.pop(_tryit_key(entry), entry)) for entry in existing]
+    return kept + [copy.deepcopy(entry) for entry in fresh.values()]
 
 
 def write_atomic(path: Path, data: dict[str, Any]) -> None:

@@ -13,7 +13,10 @@ Directives::
     .. results-ladder::            every version and the same run's cuBLAS: TFLOPS, ms, x cuBLAS, step, clock, power
     .. results-performance:: v3    one version's numbers, peak at its clock, config, counters, run (a table)
     .. results-provenance::        hardware, software and method of the whole file
-    .. results-steps:: v6          the steps runs after a version, every row (``:impls:`` glob filter)
+    .. results-steps:: v6          the steps runs after a version, every row (``:impls:`` glob filter);
+                                   the chapters' try-it runs only with ``:tryit: only``
+    .. results-tryit:: v5          a chapter's try-its: timed changes (step over the tuned config) and
+       :recorded: steps/v6/v6-rows-sw16   edits with what the check saw; ``:recorded:`` adds steps rows
     .. results-ladder-steps::      every ladder step with its verdict
     .. results-chart:: plot_v3.py  the chart (plot directive) captioned from the file, or "not measured yet"
        :requires: v3               (a version, any, sweep or steps)
@@ -224,12 +227,20 @@ class ResultsSteps(SphinxDirective):
     """Every row of the steps runs after one version (kept or not, references included)."""
 
     required_arguments = 1
-    option_spec = {"impls": directives.unchanged, "kept": directives.unchanged}
+    option_spec = {"impls": directives.unchanged, "kept": directives.unchanged, "tryit": directives.unchanged}
 
     def run(self) -> list[nodes.Node]:
         data = page_data(self.env)
         after = self.arguments[0].lower()
-        runs = [r for r in (data or {}).get("steps", []) if r["after"] == after]
+        tryit = self.options.get("tryit", "exclude")
+        if tryit not in ("exclude", "only"):
+            raise self.error("results-steps: :tryit: is exclude (the default) or only")
+        # A chapter's try-it runs are steps runs titled "Try it: ..."; they are no step of the ladder.
+        runs = [
+            r
+            for r in (data or {}).get("steps", [])
+            if r["after"] == after and results.is_tryit_run(r) == (tryit == "only")
+        ]
         patterns = [p.strip() for p in self.options.get("impls", "*").split(",") if p.strip()]
         kept = self.options.get("kept")
         if kept not in (None, "yes", "no"):
@@ -267,6 +278,68 @@ class ResultsSteps(SphinxDirective):
         ]
         result = table(header, rows, [14, 26, 14, 7, 14, 20, 6], "steps")
         return [result, caption_para(captions.steps_caption(data, runs))]
+
+
+class ResultsTryit(SphinxDirective):
+    """A chapter's "Try it" outcomes: its timed try-it runs, recorded steps rows it points at, and its edits."""
+
+    required_arguments = 1
+    option_spec = {"recorded": directives.unchanged}
+
+    def _timed_row(self, impl: str, row: dict[str, Any], kind: str) -> list[str | nodes.Node]:
+        if row.get("step"):
+            seen = f"{row['tflops']:.0f} TFLOPS; {numbers.verdict_text(row['step'])} over {row['step']['over']}"
+        else:
+            seen = f"{row['tflops']:.0f} TFLOPS: the baseline the other rows are paired with"
+        change = nodes.inline()
+        change += nodes.Text(f"{row['title']} ")
+        change += nodes.literal(impl, impl)
+        return [change, kind, seen]
+
+    def run(self) -> list[nodes.Node]:
+        version = self.arguments[0].lower()
+        if version not in versions.names():
+            raise self.error(f"results-tryit: unknown version {version!r}; known: {', '.join(versions.names())}")
+        data = page_data(self.env)
+        rows: list[list[str | nodes.Node]] = []
+        runs = numbers.tryit_runs(data, version)
+        for run in runs:
+            for impl, row in run["rows"].items():
+                if impl != results.CUBLAS:
+                    rows.append(self._timed_row(impl, row, "timed"))
+        for item in [s.strip() for s in self.options.get("recorded", "").split(",") if s.strip()]:
+            scope, _, impl = item.rpartition("/")
+            try:
+                run = numbers.run_for(data, scope, impl)
+            except numbers.SpecError as err:
+                raise self.error(f"results-tryit: :recorded: {item}: {err}") from err
+            except numbers.Missing:
+                rows.append([nodes.literal(impl, impl), "recorded", NOT_MEASURED])
+                continue
+            if impl not in run["rows"]:
+                rows.append([nodes.literal(impl, impl), "recorded", NOT_MEASURED])
+                continue
+            runs.append(run)
+            rows.append(self._timed_row(impl, run["rows"][impl], f"recorded ({run['title']})"))
+        for entry in numbers.tryit_entries(data, version):
+            change = nodes.container()
+            change += nodes.paragraph(text=entry["title"])
+            diff = "\n".join(
+                "\n".join([*(f"- {line}" for line in old.splitlines()), *(f"+ {line}" for line in new.splitlines())])
+                for old, new in entry["edits"]
+            )
+            if diff:
+                change += nodes.literal_block(diff, diff, language="diff")
+            config = ", ".join(f"{k}={v}" for k, v in entry["config"].items())
+            change += nodes.paragraph(text=f"with {config}")
+            rows.append([change, "edit, checked", numbers.tryit_outcome_text(entry)])
+        if not rows:
+            return [pending(f"The try-its of {version.upper()} are {NOT_MEASURED}.")]
+        result = table(["Change", "Kind", "What it did on the GPU"], rows, [40, 12, 38], "tryit")
+        nodes_out: list[nodes.Node] = [result]
+        if runs:
+            nodes_out.append(caption_para(captions.steps_caption(data, runs)))
+        return nodes_out
 
 
 def _escape(text: str) -> str:
@@ -354,6 +427,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
         ("results-performance", ResultsPerformance),
         ("results-provenance", ResultsProvenance),
         ("results-steps", ResultsSteps),
+        ("results-tryit", ResultsTryit),
         ("results-chart", ResultsChart),
         ("results-when", ResultsWhen),
     ):

@@ -1,0 +1,50 @@
+"""Two timed try-it configurations build for sm_90a on a CPU machine, as the benchmark's steps mode times them.
+
+Only the two with the most shared memory (V2 with 4 stages, V5 with 4 stages of 48 KB): every other timed
+try-it is held to the shared-memory budget by arithmetic in test_tryit.py, since each sm_90a build costs
+about 20 CPU-seconds. The builds run in the background with the versions' (tests/kernel_builds.py).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Any
+
+import kernel_builds
+import pytest
+
+import buildcheck
+from matmul_site import paths
+
+pytestmark = pytest.mark.slow
+
+EXPERIMENTS = paths.ROOT / "experiments"
+KERNELS = paths.ROOT / "examples" / "hopper_matmul"
+# M and N multiples of no tile, a partial last K-tile.
+RAGGED = (1000, 3000, 520)
+BUILT = ("try-v2-s4", "try-v5-s4")
+
+
+def _spec() -> Any:
+    spec = importlib.util.spec_from_file_location("_tryit_build_spec", EXPERIMENTS / "tryit.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+SPEC = _spec()
+for _variant in BUILT:  # registered at import, so that conftest starts them with the versions' builds
+    _file, _cls, _config, _ = SPEC.VARIANTS[_variant]
+    kernel_builds.EXPERIMENT_BUILDS[_variant] = (str(KERNELS / _file), _cls, dict(_config), RAGGED)
+
+
+@pytest.mark.parametrize("variant", BUILT)
+def test_deepest_timed_try_its_build_without_spills_within_shared_memory(variant: str) -> None:
+    report = kernel_builds.built_experiment(variant)
+    assert (report.spill_stores, report.spill_loads, report.stack_bytes) == (0, 0, 0), report.ptxas_report
+    facts = buildcheck.launch_facts(report.source)
+    config = SPEC.VARIANTS[variant][2]
+    ring = config["num_stages"] * (config["block_m"] + config["block_n"]) * config["block_k"] * 2
+    assert ring <= facts["shared_bytes"] <= 227 * 1024  # the most one block may use on Hopper
+    assert "wgmma.mma_async.sync.aligned" in report.ptx
