@@ -4,8 +4,8 @@ Plain data, read by the benchmark (bench.plan) by file path. A variant is one pi
 kernel class: a file here or in examples/hopper_matmul/, its class, the config, and what it changes. A run
 times its variants and cuBLAS interleaved, in the benchmark's fresh processes, after checking each one
 against a float64 reference at 8192^3 and at M = 1000 and 1100 (ragged, and an odd number of tile rows).
-Each variant's step ratio is paired with the run's ``baseline`` round by round; ``kept`` names the
-changes that went into the next version. The results file keys a steps run by (after, title, shape):
+Each variant's step ratio is paired with the run's ``baseline`` round by round (or with the variant that
+``over`` names for it); ``kept`` names the changes that went into the next version. The results file keys a steps run by (after, title, shape):
 rerunning a run replaces its record.
 """
 
@@ -48,10 +48,9 @@ VARIANTS: dict[str, tuple[str, str, dict[str, Any], str]] = {
     "v7-pp128": (*P, cfg(128, 128, 64, 5, 16, schedule="pingpong"), "ping-pong: a 128 x 128 tile per group, 5 stages"),
     "v7-pp128-sw8": (*P, cfg(128, 128, 64, 5, 8, schedule="pingpong"), "ping-pong 128 x 128, raster groups of 8"),
     "v7-pp64x256": (*P, cfg(64, 256, 64, 4, 32, schedule="pingpong"), "ping-pong: a 64 x 256 tile per group, 4 stages"),
-    "v7-chunks": ("matmul_v7.py", "MatmulV7", cfg(128, 256, 64, 3, 16, stream_k=False),
-                  "C staged in swizzled 64-column chunks (V7 without its stream-K tail)"),
-    "v7": ("matmul_v7.py", "MatmulV7", cfg(128, 256, 64, 3, 16, stream_k=True),
-           "chunks + stream-K: the last full wave and the partial one split along K"),
+    "v7": ("matmul_v7.py", "MatmulV7", cfg(128, 256, 64, 3, 16), "V7: C staged in swizzled 64-column chunks"),
+    "v7-streamk": ("v7_streamk.py", "MatmulV7StreamK", cfg(128, 256, 64, 3, 16, stream_k=True),
+                   "V7 + stream-K: the last full wave and the partial one split along K"),
 }
 RUNS: dict[str, dict[str, Any]] = {
     "round 1": {
@@ -93,23 +92,27 @@ RUNS: dict[str, dict[str, Any]] = {
         "after": "v6",
         "title": "swizzled chunks for C, then stream-K for the last wave",
         "baseline": "v6",
-        "variants": ["v6", "v7-chunks", "v7"],
-        "kept": [],
+        "variants": ["v6", "v7", "v7-streamk"],
+        "over": {"v7-streamk": "v7"},  # stream-K is tried on top of the chunks
+        "kept": ["v7"],
     },
     "v7 round 2 at 4096^3": {
         "after": "v6",
         "title": "swizzled chunks and stream-K at 4096^3 (3.9 waves of tiles)",
         "shape": (4096, 4096, 4096),
         "baseline": "v6",
-        "variants": ["v6", "v7-chunks", "v7"],
-        "kept": [],
+        "profile": True,  # with --ncu: DRAM bytes and L2 hit rate of each row (what stream-K does to L2 reuse)
+        "variants": ["v6", "v7", "v7-streamk"],
+        "over": {"v7-streamk": "v7"},  # stream-K is tried on top of the chunks
+        "kept": ["v7"],
     },
     "v7 round 2 short K": {
         "after": "v6",
         "title": "swizzled chunks and stream-K at a short K (31.03 waves of tiles)",
         "shape": (16384, 8192, 1024),
         "baseline": "v6",
-        "variants": ["v6", "v7-chunks", "v7"],
-        "kept": [],
+        "variants": ["v6", "v7", "v7-streamk"],
+        "over": {"v7-streamk": "v7"},  # stream-K is tried on top of the chunks
+        "kept": ["v7"],
     },
 }  # fmt: skip

@@ -1,6 +1,6 @@
 """GPU check of V7's stream-K tail on the shapes that exercise it.
 
-    PYTHONPATH=examples/hopper_matmul python experiments/streamk_check.py
+    PYTHONPATH=examples/hopper_matmul:experiments python experiments/streamk_check.py
 
 
 The version suite (tests/test_kernels_gpu.py) checks every version on the common shapes; this adds the
@@ -12,9 +12,10 @@ on any wrong element.
 
 import sys
 
-import common
 import streamk
-from matmul_v7 import NUM_SMS, MatmulV7
+from v7_streamk import NUM_SMS, MatmulV7StreamK
+
+import common
 
 # (M, N, K): with 128 x 256 tiles and 132 SMs, the split tiles (stream_k_tiles) are noted per shape.
 SHAPES = (
@@ -30,7 +31,7 @@ SHAPES = (
 
 
 def main() -> int:
-    kernel = common.pinned(MatmulV7, {"block_m": 128, "block_n": 256, "block_k": 64, "num_stages": 3,
+    kernel = common.pinned(MatmulV7StreamK, {"block_m": 128, "block_n": 256, "block_k": 64, "num_stages": 3,
                                       "swizzle_size": 16, "stream_k": True})()  # fmt: skip
     failed = 0
     for m, n, k in SHAPES:

@@ -18,4 +18,5 @@ TUNED: dict[str, dict[str, Any]] = {
     "v4": {"block_m": 128, "block_n": 256, "block_k": 64, "num_stages": 3, "swizzle_size": 1},
     "v5": {"block_m": 128, "block_n": 256, "block_k": 64, "num_stages": 3, "swizzle_size": 1},
     "v6": {"block_m": 128, "block_n": 256, "block_k": 64, "num_stages": 3, "swizzle_size": 16},
+    "v7": {"block_m": 128, "block_n": 256, "block_k": 64, "num_stages": 3, "swizzle_size": 16},
 }

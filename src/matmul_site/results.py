@@ -42,7 +42,8 @@ A Row is one implementation in that run::
     sm_clock_mhz, power_w             medians sampled during this row's timed windows (null: not sampled)
     config                            the tuned configuration ({} for library calls)
     title                             what it is (a version's TITLE, a peer's label, a variant's change)
-    counters                          (ladder only, optional) ncu: tensor pipe and DRAM throughput, %
+    counters                          (ladder and steps, optional) ncu: tensor pipe and DRAM throughput, %;
+                                      DRAM bytes read; L2 hit rate, %
     kept                              (steps only) whether the change went into the next version
 
 :func:`validate` enforces it field by field; derived numbers must agree with what they come from.
@@ -234,6 +235,8 @@ def _validate_row(impl: str, row: Any, run: dict[str, Any], field: str, *, steps
         counters = _dict(counters, f"{field}.counters")
         _number(counters, "tensor_pipe_pct", f"{field}.counters", positive=False, optional=True)
         _number(counters, "dram_throughput_pct", f"{field}.counters", positive=False, optional=True)
+        _number(counters, "dram_read_bytes", f"{field}.counters", positive=False, optional=True)
+        _number(counters, "l2_hit_pct", f"{field}.counters", positive=False, optional=True)
     if steps and impl != CUBLAS and not isinstance(_get(row, "kept", field), bool):
         raise _fail(f"{field}.kept", "must be true or false", row["kept"])
 

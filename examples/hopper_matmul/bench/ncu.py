@@ -1,4 +1,4 @@
-"""Nsight Compute counters for the ladder's rows: one profiled launch per implementation, its own process.
+"""Nsight Compute counters for the rows of the ladder and steps runs: one profiled launch per row, its own process.
 
 A separate pass after the timed runs (``--ncu``): ncu serialises and replays kernels, so nothing it
 touches is timed. Clocks are left alone (``--clock-control none``), as in the timed runs.
@@ -22,6 +22,9 @@ NCU_METRICS: dict[str, tuple[str, ...]] = {
         "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
     ),
     "dram_throughput_pct": ("dram__throughput.avg.pct_of_peak_sustained_elapsed",),
+    # What a tile order or a schedule does to L2 reuse: bytes that had to come from HBM, and L2's hit rate.
+    "dram_read_bytes": ("dram__bytes_read.sum",),
+    "l2_hit_pct": ("lts__t_sector_hit_rate.pct",),
 }
 
 

@@ -26,7 +26,7 @@ BENCH_SHAPE: Shape = (8192, 8192, 8192)  # common.BENCH_SHAPE, repeated here so 
 CUBLAS, TORCH_COMPILE = versions.CUBLAS, versions.TORCH_COMPILE
 # max-autotune's GEMM template search without CUDA graphs: a graph replay copies inputs it did not allocate.
 TORCH_COMPILE_MODE = "max-autotune-no-cudagraphs"
-SWEEP_VERSIONS = ("v4", "v5", "v6")
+SWEEP_LAST = 3  # the sweep times the last three versions
 # Square sizes from one that leaves SMs idle to one with 8x the work of 8192^3, and two LLM-shaped ones:
 # a wide MLP projection (N = 28672) and a short-K one (K = 1024) where the epilogue weighs most.
 SWEEP_SHAPES: tuple[Shape, ...] = (
@@ -95,6 +95,7 @@ class RunSpec:
     after: str | None = None  # steps only
     title: str | None = None  # steps only
     kept: dict[str, bool] = field(default_factory=dict)  # steps only
+    profile: bool = False  # whether --ncu profiles its rows (the ladder always; a steps run if it asks)
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "shape": list(self.shape), "impls": [i.to_json() for i in self.impls],
@@ -159,7 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--ladder", action="store_true", help="every version and cuBLAS at 8192^3, one run")
     parser.add_argument(
-        "--sweep", action="store_true", help=f"{', '.join(SWEEP_VERSIONS)} and cuBLAS at several shapes"
+        "--sweep", action="store_true", help=f"the last {SWEEP_LAST} versions and cuBLAS at several shapes"
     )
     parser.add_argument("--versions", metavar="vN,...", help="a partial ladder of these versions (needs --out)")
     parser.add_argument("--steps", metavar="NAMES", help='runs of experiments/steps.py to time ("all" or a,b)')
@@ -206,11 +207,11 @@ def ladder_run(autotune: bool, kernel_dir: Path = KERNEL_DIR, only: tuple[str, .
     found = tuple(v for v in found if not only or v.name in only)
     impls = tuple(version_spec(v, autotune) for v in found) + (PEER_SPECS[CUBLAS],)
     step_over = {later.name: earlier.name for earlier, later in zip(found, found[1:], strict=False)}
-    return RunSpec("ladder", "ladder", BENCH_SHAPE, impls, step_over)
+    return RunSpec("ladder", "ladder", BENCH_SHAPE, impls, step_over, profile=True)
 
 
 def sweep_runs(shapes: tuple[Shape, ...], torch_compile: bool, autotune: bool, kernel_dir: Path = KERNEL_DIR):
-    found = [v for v in versions.all_versions(kernel_dir) if v.name in SWEEP_VERSIONS]
+    found = list(versions.all_versions(kernel_dir)[-SWEEP_LAST:])
     impls = tuple(version_spec(v, autotune) for v in found) + (PEER_SPECS[CUBLAS],)
     impls += (PEER_SPECS[TORCH_COMPILE],) if torch_compile else ()
     return tuple(RunSpec("sweep", f"sweep {shape_text(s)}", s, impls) for s in shapes)
@@ -260,12 +261,16 @@ def steps_runs(names: str, path: Path, kernel_dir: Path = KERNEL_DIR) -> tuple[R
         baseline = run.get("baseline")
         if baseline is not None and baseline not in run["variants"]:
             raise UsageError(f"steps run {name!r}: baseline {baseline!r} is not one of its variants")
-        step_over = {v: baseline for v in run["variants"] if baseline and v != baseline}
+        # Each variant's step is over the baseline, or over the variant that run["over"] names for it.
+        over = {v: run.get("over", {}).get(v, baseline) for v in run["variants"]}
+        if any(o is not None and o not in run["variants"] for o in over.values()):
+            raise UsageError(f"steps run {name!r}: every variant in 'over' must be compared with one of its variants")
+        step_over = {v: o for v, o in over.items() if o and v != o}
         kept = {v: v in run.get("kept", ()) for v in run["variants"]}
         shape = tuple(run.get("shape", BENCH_SHAPE))  # a run may time another shape (e.g. a short K)
         checks = tuple((m, shape[1], shape[2]) for m in (1000, 1100))  # ragged and odd tile rows
         out.append(RunSpec("steps", name, shape, (*impls, PEER_SPECS[CUBLAS]), step_over, checks,
-                           run["after"], run["title"], kept))  # fmt: skip
+                           run["after"], run["title"], kept, bool(run.get("profile"))))  # fmt: skip
     return tuple(out)
 
 
@@ -274,8 +279,10 @@ def make_plan(args: argparse.Namespace) -> Plan:
     chosen = args.ladder or args.sweep or args.steps is not None
     ladder, sweep = (args.ladder, args.sweep) if chosen else (True, True)
     ncu = args.ncu or (not chosen and not args.quick)
-    if ncu and not ladder:
-        raise UsageError("--ncu profiles the ladder's rows: add --ladder")
+    if ncu and not (ladder or args.steps is not None):
+        raise UsageError(
+            "--ncu profiles the rows of the ladder and of steps runs that ask for it: add --ladder or --steps"
+        )
     if args.torch_compile and not sweep:
         raise UsageError("--torch-compile adds a peer to the sweep: add --sweep")
     if args.sweep_shapes is not None and not sweep:
@@ -370,9 +377,13 @@ def estimate(plan: Plan) -> list[tuple[str, float]]:
         runs = plan.section_runs(section)
         for p in range(plan.settings.processes):
             steps.append((f"{section}: process {p + 1}/{plan.settings.processes}", process_s(plan, runs)))
-        if section == "ladder" and plan.ncu:
-            steps += [(f"ncu {impl.name}", NCU_S) for impl in runs[0].impls]
+        if plan.ncu:
+            steps += [(ncu_label(run, impl), NCU_S) for run in runs if run.profile for impl in run.impls]
     return steps
+
+
+def ncu_label(run: RunSpec, impl: ImplSpec) -> str:
+    return f"ncu {impl.name}" if run.section == "ladder" else f"ncu {run.name}: {impl.name}"
 
 
 def format_duration(seconds: float) -> str:
@@ -393,7 +404,9 @@ def describe(plan: Plan, out: str) -> str:
     for run in plan.runs:
         names = ", ".join(i.name for i in run.impls)
         lines.append(f"  {run.name:<28} {shape_text(run.shape):<18} {names}")
-    lines.append(f"  ncu counters: {'yes, ladder rows' if plan.ncu else 'no'}")
+    lines.append(
+        f"  ncu counters: {'yes, the rows of the ladder and of steps runs with profile' if plan.ncu else 'no'}"
+    )
     lines.append(f"  results: {out} (merged, written atomically); raw samples: logs/<run_id>.json next to it")
     total = sum(sec for _, sec in steps)
     lines.append(f"  estimated duration: about {format_duration(total)} ({len(steps)} steps)")

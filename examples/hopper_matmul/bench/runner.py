@@ -24,7 +24,17 @@ from typing import Any
 
 import prebuild
 from bench import aggregate, machine, ncu
-from bench.plan import BENCH_SHAPE, QUICK_DIR, Plan, RunSpec, estimate, format_duration, shape_text, with_configs
+from bench.plan import (
+    BENCH_SHAPE,
+    QUICK_DIR,
+    Plan,
+    RunSpec,
+    estimate,
+    format_duration,
+    ncu_label,
+    shape_text,
+    with_configs,
+)  # fmt: skip
 from bench.worker import WRONG_RESULT
 from matmul_site import results
 
@@ -250,9 +260,9 @@ def run_plan(plan: Plan) -> int:
                 answer = call_worker(job(plan, "time", specs, p), plan.timeout_s)
             for result in answer["runs"]:
                 per_run[result["name"]].append(result)
-        counters = ladder_counters(plan, specs[0], progress) if section == "ladder" and plan.ncu else None
         runs = []
         for spec in specs:
+            counters = run_counters(plan, spec, progress) if plan.ncu and spec.profile else None
             entry = {"spec": aggregate.spec_to_log(spec), "processes": per_run[spec.name], "counters": counters,
                      "log": log_rel}  # fmt: skip
             log["runs"].append(entry)
@@ -268,13 +278,13 @@ def run_plan(plan: Plan) -> int:
     return 0
 
 
-def ladder_counters(plan: Plan, spec: RunSpec, progress: Progress) -> dict[str, Any] | None:
-    """ncu counters for each row of the ladder; null (with a warning) where ncu is missing or fails."""
+def run_counters(plan: Plan, spec: RunSpec, progress: Progress) -> dict[str, Any] | None:
+    """ncu counters for each row of a run; null (with a warning) where ncu is missing or fails."""
     exe = ncu.find_ncu() if plan.backend == "cuda" else None
     metrics = ncu.available_metrics(exe) if exe else []
     counters: dict[str, Any] = {}
     for impl in spec.impls:
-        with progress.step(f"ncu {impl.name}"):
+        with progress.step(ncu_label(spec, impl)):
             if not metrics:
                 say("  ncu not found (or it knows none of the metrics): counters recorded as null")
                 continue
