@@ -260,6 +260,8 @@ def _row_field(data: dict[str, Any], row: dict[str, Any], field: str) -> tuple[s
     counters = row.get("counters")
     if counters is None or counters.get(name) is None:
         return "missing", NOT_RECORDED
+    if name == "dram_read_bytes":
+        return "mb", counters[name] / 1e6
     return "pct", counters[name]
 
 

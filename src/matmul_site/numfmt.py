@@ -59,6 +59,7 @@ def format_value(kind: str, value: Any, style: str = "") -> str:
         "mhz": ("{:.0f}", " MHz"),
         "watts": ("{:.0f}", " W"),
         "gb": ("{:.0f}", " GB"),
+        "mb": ("{:.0f}", " MB"),
         "pct": ("{:.0f}", "%"),
         "count": ("{:,}", ""),  # elements, checks: 12,345
         "error": ("{:.3g}", ""),  # an absolute error: 0.00195, 3.2

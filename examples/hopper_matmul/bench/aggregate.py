@@ -44,7 +44,7 @@ def make_row(spec: RunSpec, impl: str, per_process: Sequence[dict[str, Any]],
     over = spec.step_over.get(impl)
     if over is not None:
         row["step"] = {"over": over, **stats.interval(_paired(per_process, over, impl))}
-    if spec.section == "ladder":
+    if spec.section == "ladder" or counters:  # the ladder always has the key; a steps run when profiled
         row["counters"] = (counters or {}).get(impl)
     if spec.section == "steps" and impl != CUBLAS:
         row["kept"] = bool(spec.kept.get(impl, False))
