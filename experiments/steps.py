@@ -5,8 +5,9 @@ kernel class: a file here or in examples/hopper_matmul/, its class, the config, 
 times its variants and cuBLAS interleaved, in the benchmark's fresh processes, after checking each one
 against a float64 reference at 8192^3 and at M = 1000 and 1100 (ragged, and an odd number of tile rows).
 Each variant's step ratio is paired with the run's ``baseline`` round by round (or with the variant that
-``over`` names for it); ``kept`` names the changes that went into the next version. The results file keys a steps run by (after, title, shape):
-rerunning a run replaces its record.
+``over`` names for it); ``kept`` names the changes that went into the next version; ``profile`` asks
+``--ncu`` to profile the run's rows. The results file keys a steps run by (after, title, shape): rerunning
+a run replaces its record.
 """
 
 from __future__ import annotations
@@ -49,8 +50,12 @@ VARIANTS: dict[str, tuple[str, str, dict[str, Any], str]] = {
     "v7-pp128-sw8": (*P, cfg(128, 128, 64, 5, 8, schedule="pingpong"), "ping-pong 128 x 128, raster groups of 8"),
     "v7-pp64x256": (*P, cfg(64, 256, 64, 4, 32, schedule="pingpong"), "ping-pong: a 64 x 256 tile per group, 4 stages"),
     "v7": ("matmul_v7.py", "MatmulV7", cfg(128, 256, 64, 3, 16), "V7: C staged in swizzled 64-column chunks"),
-    "v7-streamk": ("v7_streamk.py", "MatmulV7StreamK", cfg(128, 256, 64, 3, 16, stream_k=True),
-                   "V7 + stream-K: the last full wave and the partial one split along K"),
+    "v7-streamk": (
+        "v7_streamk.py",
+        "MatmulV7StreamK",
+        cfg(128, 256, 64, 3, 16, stream_k=True),
+        "V7 + stream-K: the last full wave and the partial one split along K",
+    ),
 }
 RUNS: dict[str, dict[str, Any]] = {
     "round 1": {

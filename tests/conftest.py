@@ -64,4 +64,5 @@ BUILD_TEST_MODULES = {
     "test_v4_v6_build.py",
     "test_v7_variants_build.py",
     "test_tryit_build.py",
+    "test_v7_build.py",
 }

@@ -31,10 +31,11 @@ def test_no_section_plans_the_whole_record_ladder_sweep_and_ncu() -> None:
     assert p.sections() == ["ladder", "sweep"] and p.ncu and not p.quick
     ladder = p.section_runs("ladder")[0]
     assert [i.name for i in ladder.impls] == [*versions.names(), "cublas"]
-    assert ladder.step_over == {"v1": "v0", "v2": "v1", "v3": "v2", "v4": "v3", "v5": "v4", "v6": "v5"}
+    names = versions.names()
+    assert ladder.step_over == dict(zip(names[1:], names[:-1], strict=True))  # each version over the one before
     assert all(i.config == TUNED[i.name] for i in ladder.impls if i.kind == "kernel")
     assert [r.shape for r in p.section_runs("sweep")] == list(plan.SWEEP_SHAPES)
-    assert all([i.name for i in r.impls] == ["v4", "v5", "v6", "cublas"] for r in p.section_runs("sweep"))
+    assert all([i.name for i in r.impls] == [*names[-3:], "cublas"] for r in p.section_runs("sweep"))
 
 
 def test_the_plan_s_shape_is_the_one_every_chapter_quotes() -> None:
@@ -65,7 +66,7 @@ def test_autotune_leaves_the_configs_to_tilus_and_builds_one_at_a_time() -> None
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--sweep", "--ncu"], "--ncu profiles the ladder"),
+        (["--sweep", "--ncu"], "--ncu profiles the rows of the ladder"),
         (["--ladder", "--torch-compile"], "--torch-compile adds a peer to the sweep"),
         (["--ladder", "--sweep-shapes", "1024x1024x1024"], "--sweep-shapes needs --sweep"),
         (["--sweep", "--sweep-shapes", "4096x4096"], "bad shape '4096x4096'"),
@@ -396,3 +397,23 @@ def test_a_partial_ladder_times_the_named_versions_and_cublas_into_its_own_file(
 def test_a_partial_ladder_without_its_own_file_or_with_unknown_versions_is_refused(argv: list[str]) -> None:
     with pytest.raises(plan.UsageError):
         make(*argv)
+
+
+def test_a_steps_run_may_pair_a_variant_with_another_than_the_baseline_and_ask_for_ncu(tmp_path: Path) -> None:
+    spec = tmp_path / "steps_spec.py"
+    spec.write_text(STEPS_SPEC.replace('"kept": ["v6"]}}', '"kept": ["v6"]}, "more": {"after": "v6", "title": "more", '
+                                       '"baseline": "v4", "over": {"v6": "v5"}, "profile": True, '
+                                       '"variants": ["v4", "v5", "v6"]}}').replace(
+        '"v5": (', '"v4": ("matmul_v4.py", "MatmulV4", {}, "older"),\n    "v5": ('))  # fmt: skip
+    (more,) = plan.steps_runs("more", spec)
+    assert more.step_over == {"v5": "v4", "v6": "v5"} and more.profile
+    (tried,) = plan.steps_runs("try", spec)
+    assert not tried.profile
+    profiled = plan.make_plan(
+        plan.build_parser().parse_args(["--steps", "try,more", "--ncu", "--steps-file", str(spec)])
+    )
+    labels = [label for label, _ in plan.estimate(profiled) if label.startswith("ncu")]
+    assert labels == ["ncu more: v4", "ncu more: v5", "ncu more: v6", "ncu more: cublas"]
+    spec.write_text(spec.read_text().replace('"over": {"v6": "v5"}', '"over": {"v6": "v9"}'))
+    with pytest.raises(plan.UsageError, match="'over'"):
+        plan.steps_runs("more", spec)
