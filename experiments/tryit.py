@@ -80,6 +80,12 @@ RECORDED: dict[str, list[tuple[str, str, str]]] = {
         ("the epilogue, stages, tile shape and tile order", "v6-regs-s4",
          "store C from registers and spend the staging buffer's 64 KB on a fourth stage"),
     ],
+    "v7": [
+        ("swizzled chunks and stream-K at a short K (31.03 waves of tiles)", "v7",
+         "V6's plain rows against V7's chunks, where the epilogue weighs most (V6 is the run's baseline)"),
+        ("swizzled chunks and stream-K at 4096^3 (3.9 waves of tiles)", "v7-streamk",
+         "experiments/v7_streamk.py: stream-K for the last wave on top of V7"),
+    ],
 }  # fmt: skip
 
 # The checks every edit gets: fresh random inputs, C poisoned with NaN, every element against float64. All at

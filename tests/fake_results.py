@@ -30,6 +30,7 @@ LADDER_MS: dict[str, float] = {
     "v4": 1.65,
     "v5": 1.70,
     "v6": 1.55,
+    "v7": 1.50,
     "cublas": 1.47,
 }
 LADDER_CONFIGS: dict[str, dict[str, Any]] = {**TUNED, "cublas": {}}  # the configurations the benchmark pins
@@ -127,8 +128,9 @@ def fake_run(
     }
 
 
-def fake_ladder(names: Sequence[str] = ("v0", "v1", "v2", "v3", "v4", "v5", "v6")) -> dict[str, Any]:
+def fake_ladder(names: Sequence[str] | None = None) -> dict[str, Any]:
     """The ladder at 8192^3: the given versions (each stepped over the one before) and cuBLAS, with counters."""
+    names = versions.names() if names is None else tuple(names)
     latencies = {name: LADDER_MS.get(name, 1.6) for name in names} | {"cublas": LADDER_MS["cublas"]}
     titles = {name: versions.title(name) for name in names if name in versions.names()}
     step_over = {later: earlier for earlier, later in zip(names, names[1:], strict=False)}
@@ -142,14 +144,15 @@ def fake_ladder(names: Sequence[str] = ("v0", "v1", "v2", "v3", "v4", "v5", "v6"
 
 
 def fake_sweep(shapes: Sequence[tuple[int, int, int]] = SWEEP_SHAPES) -> list[dict[str, Any]]:
-    """One run per shape with v4, v5, v6 and cuBLAS (and torch.compile at the first shape)."""
+    """One run per shape with the last three versions and cuBLAS (and torch.compile at the first shape)."""
     runs = []
+    swept = versions.names()[-3:]  # as the benchmark's sweep
     for index, shape in enumerate(shapes):
         scale = shape[0] * shape[1] * shape[2] / 8192**3
-        latencies = {impl: LADDER_MS[impl] * scale for impl in ("v4", "v5", "v6", "cublas")}
+        latencies = {impl: LADDER_MS[impl] * scale for impl in (*swept, "cublas")}
         if index == 0:
             latencies[versions.TORCH_COMPILE] = LADDER_MS["cublas"] * scale * 1.05
-        titles = {name: versions.title(name) for name in ("v4", "v5", "v6")}
+        titles = {name: versions.title(name) for name in swept}
         runs.append(fake_run(shape, latencies, configs=LADDER_CONFIGS, titles=titles))
     return runs
 

@@ -23,12 +23,13 @@ from typing import Any
 import pytest
 
 from fake_results import fake_file, provenance
-from matmul_site import numbers, paths, rerun, results, stats
+from matmul_site import numbers, pagecheck, paths, rerun, results, stats, versions
 from matmul_site.sphinx import kernel_source, results_nodes, results_role
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
-CHAPTERS = [f"v{i}" for i in range(7)]
+CHAPTERS = versions.names()
+LAST = CHAPTERS[-1]  # the version the index and the closing page end on
 RST = sorted(p for p in DOCS.glob("**/*.rst") if "gallery" not in p.relative_to(DOCS).parts)
 # A number followed by a performance unit: what a page must only state through the results file.
 # "×" counts only when no digit follows, so that sizes such as 128 × 256 are not taken for ratios.
@@ -59,13 +60,22 @@ VERDICTS_CITED = {
         "steps/v6/v6-chunks-sw32.step",
         "steps/v6/v6c-chunks-sw8.step",
     ],
-    "index.rst": ["v6.ratio"],
-    "steps.rst": ["v6.ratio"],
+    "chapters/v7.rst": [
+        "v7.step",
+        "v7.ratio",
+        "steps/v6@8192x8192x8192/v7.step",
+        "steps/v6@4096x4096x4096/v7.step",
+        "steps/v6@16384x8192x1024/v7.step",
+        "steps/v6@4096x4096x4096/v7-streamk.step",
+    ],
+    "index.rst": [f"{LAST}.ratio"],
+    "steps.rst": [f"{LAST}.ratio"],
 }
 RESULTS_CITED = {  # sentences whose verdict words come from :result: (lists and counts by the rule)
-    "index.rst": ["ladder.pays", "ladder.within_noise", "ladder.costs", "sweep.v6.verdicts"],
-    "steps.rst": ["ladder.pays", "ladder.within_noise", "ladder.costs", "sweep.v6.verdicts"],
+    "index.rst": ["ladder.pays", "ladder.within_noise", "ladder.costs", f"sweep.{LAST}.verdicts"],
+    "steps.rst": ["ladder.pays", "ladder.within_noise", "ladder.costs", f"sweep.{LAST}.verdicts"],
     "chapters/v6.rst": ["sweep.v6.verdicts"],
+    "chapters/v7.rst": ["sweep.v7.verdicts"],
 }
 
 
@@ -76,7 +86,7 @@ def flipped(data: dict[str, Any]) -> dict[str, Any]:
     for row in data["ladder"]["rows"].values():
         if row.get("step"):
             row["step"].update(zip(("median", "low", "high"), turn[stats.verdict(row["step"])], strict=True))
-    data["ladder"]["rows"]["v6"]["ratio_to_cublas"] = {"median": 1.0, "low": 0.98, "high": 1.02}
+    data["ladder"]["rows"][LAST]["ratio_to_cublas"] = {"median": 1.0, "low": 0.98, "high": 1.02}
     return data
 
 
@@ -337,7 +347,7 @@ def _holds(number: str, held: list[float]) -> bool:
 
 @pytest.mark.slow
 def test_pages_state_no_number_the_results_file_does_not_hold(site: Path, fake: dict[str, Any]) -> None:
-    held = numbers.numbers_held(fake)
+    held = pagecheck.numbers_held(fake)
     wrong = []
     for page in built_pages(site):
         for number, unit in NUMBER_WITH_UNIT.findall(CONFIDENCE.sub("", page_text(page))):
@@ -347,7 +357,7 @@ def test_pages_state_no_number_the_results_file_does_not_hold(site: Path, fake: 
 
 
 def test_number_check_catches_a_hand_typed_number(fake: dict[str, Any]) -> None:
-    held = numbers.numbers_held(fake)
+    held = pagecheck.numbers_held(fake)
     v3 = fake["ladder"]["rows"]["v3"]
     text = f"V3 reaches {v3['tflops']:.0f} TFLOPS in {v3['latency_ms']:.3f} ms; it was 612 TFLOPS before."
     verdict = {number: _holds(number, held) for number, _ in NUMBER_WITH_UNIT.findall(text)}
@@ -402,22 +412,25 @@ def test_conditional_blocks_name_real_specs_and_conditions(fake: dict[str, Any])
 @pytest.mark.parametrize("which", ["fake", "flipped"])
 def test_each_chapter_states_its_step_by_the_rule(which: str, site: Path, flipped_site: Path, fake: Any) -> None:
     built, data = (site, fake) if which == "fake" else (flipped_site, flipped(fake))
-    for n in range(1, 7):
+    for n in range(1, len(CHAPTERS)):
         step = data["ladder"]["rows"][f"v{n}"]["step"]
         expected = f"Over V{n - 1}, this step {numbers.render_verdict(data, f'v{n}.step')}"
         assert expected in words(built / "chapters" / f"v{n}.html"), expected
         assert numbers.render_verdict(data, f"v{n}.step").startswith(numbers.STEP_WORDS[stats.verdict(step)])
-    ratio = numbers.render_verdict(data, "v6.ratio")
+    ratio = numbers.render_verdict(data, f"{LAST}.ratio")
     assert f"in the same run it {ratio}" in words(built / "index.html")
     ladder = words(built / "index.html")
     for word, rule in (("pay at this size are", stats.PAYS), ("cost:", stats.COSTS)):
-        chosen = [f"V{n}" for n in range(1, 7) if stats.verdict(data["ladder"]["rows"][f"v{n}"]["step"]) == rule]
+        chosen = [
+            f"V{n}" for n in range(1, len(CHAPTERS)) if stats.verdict(data["ladder"]["rows"][f"v{n}"]["step"]) == rule
+        ]
         assert f"{word} {', '.join(chosen) or 'none'}" in ladder
 
 
 @pytest.mark.slow
 def test_lessons_and_explanations_appear_only_when_the_data_decides_them(site: Path, flipped_site: Path) -> None:
-    # The fake file: V5 costs against V4, V6 is behind cuBLAS. Flipped: V5 pays, V6 is within noise of cuBLAS.
+    # The fake file: V5 costs against V4, the last version is behind cuBLAS. Flipped: V5 pays, and the last
+    # version is within noise of cuBLAS.
     v5, v5_flipped = words(site / "chapters" / "v5.html"), words(flipped_site / "chapters" / "v5.html")
     assert "made the kernel slower" in v5 and "made the kernel slower" not in v5_flipped
     lesson = "A standard technique can cost."

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from fake_results import fake_file, provenance
-from matmul_site import numbers, results, stats
+from matmul_site import numbers, pagecheck, results, stats
 
 
 @pytest.fixture(scope="module")
@@ -77,11 +77,11 @@ def test_ratio_verdict_is_against_the_same_runs_cublas(data: dict[str, Any]) -> 
 
 
 def test_ladder_lists_steps_by_verdict(data: dict[str, Any]) -> None:
-    for impl in ("v1", "v2", "v4", "v6"):
+    for impl in ("v1", "v2", "v4", "v6", "v7"):
         _set_step(data, impl, 1.1, 1.05, 1.15)
     _set_step(data, "v3", 1.0, 0.98, 1.02)
     _set_step(data, "v5", 0.95, 0.94, 0.96)
-    assert numbers.render(data, "ladder.pays") == "V1, V2, V4, V6"
+    assert numbers.render(data, "ladder.pays") == "V1, V2, V4, V6, V7"
     assert numbers.render(data, "ladder.within_noise") == "V3"
     assert numbers.render(data, "ladder.costs") == "V5"
     _set_step(data, "v5", 1.0, 0.98, 1.02)
@@ -163,7 +163,7 @@ def test_load_rereads_a_file_only_when_it_changes(tmp_path: Path, data: dict[str
 
 
 def test_numbers_held_include_derived_values(data: dict[str, Any]) -> None:
-    held = numbers.numbers_held(data)
+    held = pagecheck.numbers_held(data)
     row = data["ladder"]["rows"]["v6"]
     for value in (
         row["tflops"],

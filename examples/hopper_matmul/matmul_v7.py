@@ -131,7 +131,6 @@ class MatmulV7(tilus.Script):
                     with self.thread_group(thread_begin=0, num_threads=32):
                         self.tma.wait_group(0, read=True)
                     self.sync()  # ...before any thread of the group overwrites them
-                    # --- chunks: start
                     # The group's chunks seen as one group_m x block_n tile: chunk j holds columns [64 j, 64 j + 64).
                     tile_view = self.reshape_shared(sc.permute([0, 2, 1, 3]), [CONSUMERS, self.group_m, self.block_n])
                     self.store_shared(tile_view[group], self.cast(acc, dtype=float16))
@@ -144,7 +143,6 @@ class MatmulV7(tilus.Script):
                                 sc[group, chunk], gc, offsets=[offsets[0], offsets[1] + chunk * CHUNK]
                             )
                         self.tma.commit_group()
-                    # --- chunks: end
             # The block may not exit while TMA still reads its shared memory: wait (without read=True)
             # until its last store has completed, writes to global memory included.
             with self.thread_group(thread_begin=0, num_threads=32):

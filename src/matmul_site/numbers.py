@@ -31,15 +31,14 @@ the layout cannot hold raises :class:`SpecError`.
 from __future__ import annotations
 
 import functools
-import math
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from matmul_site import paths, results, stats, versions
 
 # Re-exported: pages, charts and tests print through numbers.format_*.
-from matmul_site.numfmt import DASH, TIMES, format_interval, format_value  # noqa: F401
+from matmul_site.numfmt import DASH, TIMES, format_interval, format_value, shape_text  # noqa: F401
+from matmul_site.tryit_text import tryit_entries, tryit_outcome_text, tryit_runs  # noqa: F401
 
 NOT_MEASURED = "not measured yet"
 NOT_RECORDED = "not recorded"
@@ -111,11 +110,6 @@ def load_default() -> dict[str, Any] | None:
 
 def ladder(data: dict[str, Any] | None) -> dict[str, Any] | None:
     return None if data is None else data.get("ladder")
-
-
-def shape_text(shape: dict[str, int] | tuple[int, int, int]) -> str:
-    m, n, k = (shape["m"], shape["n"], shape["k"]) if isinstance(shape, dict) else shape
-    return f"{m}{TIMES}{n}{TIMES}{k}"
 
 
 def shape_key(shape: dict[str, int]) -> str:
@@ -331,42 +325,6 @@ def _sweep_field(data: dict[str, Any], field: str) -> tuple[str, Any]:
 # ---------------------------------------------------------------------------- try-it edits
 
 
-def tryit_entries(data: dict[str, Any] | None, version: str) -> list[dict[str, Any]]:
-    """The recorded try-it edits of one chapter, in the file's order."""
-    return [e for e in (data or {}).get("tryit", []) if e["version"] == version]
-
-
-def tryit_runs(data: dict[str, Any] | None, version: str) -> list[dict[str, Any]]:
-    """The steps runs that time a chapter's try-it changes (after that version, titled "Try it: ...")."""
-    return [r for r in (data or {}).get("steps", []) if r["after"] == version and results.is_tryit_run(r)]
-
-
-def _check_summary(checks: list[dict[str, Any]]) -> str:
-    counts: dict[str, int] = {}
-    for check in checks:
-        counts[shape_text(check["shape"])] = counts.get(shape_text(check["shape"]), 0) + 1
-    return ", ".join(f"{n} at {shape}" for shape, n in counts.items())
-
-
-def tryit_outcome_text(entry: dict[str, Any]) -> str:
-    """What an edit did, in words: "exact in all 5 checks (...)", "wrong in 2 of 5 checks: ...", "hangs: ..."."""
-    checks, outcome = entry["checks"], entry["outcome"]
-    if outcome == "exact":
-        return f"exact in all {len(checks)} checks ({_check_summary(checks)})"
-    if outcome == "wrong":
-        wrong = [c for c in checks if c["bad"]]
-        worst = max(wrong, key=lambda c: c["bad"])
-        size = worst["shape"]["m"] * worst["shape"]["n"]
-        still = f", {worst['nonfinite']:,} of them still NaN or inf" if worst["nonfinite"] else ""
-        errs = [c["max_abs_err"] for c in wrong if c["max_abs_err"] is not None]
-        largest = f"; largest finite error {max(errs):.3g}" if errs else ""
-        return (
-            f"wrong in {len(wrong)} of {len(checks)} checks ({_check_summary(checks)}): up to {worst['bad']:,} of "
-            f"{size:,} elements outside tolerance{still}{largest}"
-        )
-    return f"{outcome}: {entry['error']}"
-
-
 def _tryit_field(data: dict[str, Any] | None, scope: str, name: str, field: str) -> tuple[str, Any]:
     kind, _, version = scope.partition("/")
     if kind != "tryit" or not versions.is_version_name(version):
@@ -438,34 +396,3 @@ def verdict_of(data: dict[str, Any] | None, spec: str) -> str | None:
     if kind != "interval":
         raise SpecError(f"{spec!r} is not an interval (use .step or .ratio)")
     return verdict(interval)
-
-
-# ---------------------------------------------------------------------------- what the pages may state
-
-
-def _walk(node: Any) -> Iterator[float]:
-    if isinstance(node, dict):
-        for value in node.values():
-            yield from _walk(value)
-    elif isinstance(node, list):
-        for value in node:
-            yield from _walk(value)
-    elif isinstance(node, (int, float)) and not isinstance(node, bool):
-        yield float(node)
-
-
-def numbers_held(data: dict[str, Any] | None) -> list[float]:
-    """Every number the file holds or the site derives from it (ratios and fractions also as 0-100)."""
-    if data is None:
-        return []
-    found = list(_walk(data))
-    runs = [r for r in (data.get("ladder"), *data.get("sweep", []), *data.get("steps", [])) if r]
-    for run in runs:
-        for row in run["rows"].values():
-            for field in ("peak_at_clock", "peak_fraction", "datasheet_fraction"):
-                try:
-                    found.append(_row_field(data, row, field)[1])
-                except Missing:
-                    pass
-    found += [100 * v for v in list(found) if abs(v) <= 10]
-    return [v for v in found if math.isfinite(v)]

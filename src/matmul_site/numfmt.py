@@ -10,6 +10,12 @@ TIMES = "\u00d7"
 DASH = "\u2013"
 
 
+def shape_text(shape: dict[str, int] | tuple[int, int, int]) -> str:
+    """A problem size as the pages print it: "8192×4096×4096"."""
+    m, n, k = (shape["m"], shape["n"], shape["k"]) if isinstance(shape, dict) else shape
+    return f"{m}{TIMES}{n}{TIMES}{k}"
+
+
 def verdict(interval: dict[str, Any]) -> str:
     return stats.verdict(interval)
 

@@ -14,7 +14,7 @@ from bench.worker import Prepared
 
 FAKE_DEVICE = {"name": "NVIDIA H200", "sm_count": 132, "compute_capability": "9.0", "memory_gb": 139.8, "uuid": "",
                "driver": "580.159.04", "sm_max": 1980.0, "mem_max": 3201.0, "power_limit_w": 700.0}  # fmt: skip
-BASE_MS = {"v0": 3.5, "v1": 2.0, "v2": 1.9, "v3": 1.9, "v4": 1.65, "v5": 1.7, "v6": 1.6, "cublas": 1.5}
+BASE_MS = {"v0": 3.5, "v1": 2.0, "v2": 1.9, "v3": 1.9, "v4": 1.65, "v5": 1.7, "v6": 1.6, "v7": 1.55, "cublas": 1.5}
 
 
 def base_ms(name: str, shape: tuple[int, int, int]) -> float:
