@@ -365,6 +365,22 @@ def tryit_outcome_text(entry: dict[str, Any]) -> str:
     return f"{outcome}: {entry['error']}"
 
 
+# ``.. results-when:: tryit/v5/release-before-wait.result exact``: a sentence shown only for that outcome.
+TRYIT_CONDITIONS = {"exact": "exact", "wrong": "wrong", "hangs": "hangs", "does-not-build": "does not build",
+                    "crashes": "crashes"}  # fmt: skip
+
+
+def tryit_holds(data: dict[str, Any] | None, spec: str, condition: str) -> bool:
+    """Whether a try-it edit's recorded outcome is ``condition`` (or is measured / not measured at all)."""
+    scope, name, field, _ = _split(spec)
+    if field != "result" or condition not in (*TRYIT_CONDITIONS, "measured", "not-measured"):
+        raise SpecError(f"{spec} {condition}: use tryit/<version>/<edit>.result and {', '.join(TRYIT_CONDITIONS)}")
+    outcome = render(data, spec)
+    if condition in ("measured", "not-measured"):
+        return (outcome != NOT_MEASURED) == (condition == "measured")
+    return outcome == TRYIT_CONDITIONS[condition]
+
+
 def _tryit_field(data: dict[str, Any] | None, scope: str, name: str, field: str) -> tuple[str, Any]:
     kind, _, version = scope.partition("/")
     if kind != "tryit" or not versions.is_version_name(version):
