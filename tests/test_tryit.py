@@ -18,7 +18,7 @@ import pytest
 
 import fake_results
 import tryit as runner
-from matmul_site import budget, numbers, paths, results, versions
+from matmul_site import budget, numbers, paths, results, tryit_text, versions
 
 EXPERIMENTS = paths.ROOT / "experiments"
 KERNELS = paths.ROOT / "examples" / "hopper_matmul"
@@ -309,6 +309,31 @@ def test_tryit_scope_renders_outcomes_from_the_file() -> None:
         numbers.render(data, "tryit/v5/release-before-wait.tflops")
     with pytest.raises(numbers.SpecError):
         numbers.render(data, "tryit/five/x.outcome")
+
+
+def test_sentences_about_an_outcome_follow_the_recorded_outcome() -> None:
+    data = fake_results.provenance() | {"tryit": fake_results.fake_tryit()}
+    spec = "tryit/v5/release-before-wait.result"
+    assert tryit_text.tryit_holds(data, spec, "exact") and not tryit_text.tryit_holds(data, spec, "wrong")
+    flipped = copy.deepcopy(data)
+    entry = next(e for e in flipped["tryit"] if e["name"] == "release-before-wait")
+    entry["outcome"], entry["checks"][0]["bad"] = "wrong", 17
+    assert tryit_text.tryit_holds(flipped, spec, "wrong") and not tryit_text.tryit_holds(flipped, spec, "exact")
+    assert tryit_text.tryit_holds(data, "tryit/v6/stages-4.result", "does-not-build")
+    assert tryit_text.tryit_holds(data, "tryit/v3/producer-phase-0.result", "hangs")
+    assert tryit_text.tryit_holds(None, spec, "not-measured") and not tryit_text.tryit_holds(None, spec, "exact")
+    for bad_spec, condition in ((spec, "pays"), ("tryit/v5/release-before-wait.outcome", "exact")):
+        with pytest.raises(numbers.SpecError):
+            tryit_text.tryit_holds(data, bad_spec, condition)
+
+
+def test_each_chapter_ends_with_a_try_it_section_that_shows_its_table() -> None:
+    for version in [f"v{i}" for i in range(7)]:
+        text = (paths.ROOT / "docs" / "chapters" / f"{version}.rst").read_text(encoding="utf-8")
+        _, found, after = text.rpartition("\nTry it\n------\n")
+        assert found, f"{version}.rst has no 'Try it' section"
+        assert not any(set(line) == {"-"} for line in after.splitlines()), f"{version}.rst: a section after Try it"
+        assert f".. results-tryit:: {version}" in after, version
 
 
 def test_try_it_runs_stay_out_of_the_steps_after_a_version() -> None:

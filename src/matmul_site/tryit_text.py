@@ -46,3 +46,23 @@ def tryit_outcome_text(entry: dict[str, Any]) -> str:
             f"{size:,} elements outside tolerance{still}{largest}"
         )
     return f"{outcome}: {entry['error']}"
+
+
+# ``.. results-when:: tryit/v5/release-before-wait.result exact``: a sentence shown only for that outcome.
+TRYIT_CONDITIONS = {"exact": "exact", "wrong": "wrong", "hangs": "hangs", "does-not-build": "does not build",
+                    "crashes": "crashes"}  # fmt: skip
+
+
+def tryit_holds(data: dict[str, Any] | None, spec: str, condition: str) -> bool:
+    """Whether a try-it edit's recorded outcome is ``condition`` (or is measured / not measured at all)."""
+    from matmul_site import numbers  # numbers serves this module's texts: imported here, not at the top
+
+    scope, name, field, _ = numbers._split(spec)
+    if field != "result" or condition not in (*TRYIT_CONDITIONS, "measured", "not-measured"):
+        raise numbers.SpecError(
+            f"{spec} {condition}: use tryit/<version>/<edit>.result and {', '.join(TRYIT_CONDITIONS)}"
+        )
+    outcome = numbers.render(data, spec)
+    if condition in ("measured", "not-measured"):
+        return (outcome != numbers.NOT_MEASURED) == (condition == "measured")
+    return outcome == TRYIT_CONDITIONS[condition]

@@ -21,7 +21,8 @@ Directives::
     .. results-chart:: plot_v3.py  the chart (plot directive) captioned from the file, or "not measured yet"
        :requires: v3               (a version, any, sweep or steps)
     .. results-when:: v5.step costs    the content only when the rule says so (pays, costs, within-noise,
-                                   measured, not-measured)
+                                   measured, not-measured); for a try-it edit's ``tryit/v5/<edit>.result``:
+                                   exact, wrong, hangs, does-not-build, crashes
 
 No file, or a value the file lacks, renders "not measured yet"; a file that does not load stops
 the build with its name and the problem.
@@ -40,7 +41,7 @@ from docutils.statemachine import StringList
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective, SphinxRole
 
-from matmul_site import captions, numbers, paths, rerun, results, stats, versions
+from matmul_site import captions, numbers, paths, rerun, results, stats, tryit_text, versions
 from matmul_site.sphinx.results_nodes import (
     caption_para,
     check_at_start,
@@ -393,6 +394,12 @@ class ResultsWhen(SphinxDirective):
     def run(self) -> list[nodes.Node]:
         spec, condition = self.arguments
         data = page_data(self.env)
+        if spec.startswith("tryit/"):  # an edit's outcome: exact, wrong, hangs, does-not-build, crashes
+            try:
+                holds = tryit_text.tryit_holds(data, spec, condition)
+            except numbers.SpecError as err:
+                raise self.error(f"results-when: {err}") from err
+            return self._content() if holds else []
         if condition not in (*CONDITIONS, "measured", "not-measured"):
             raise self.error(f"results-when: {condition!r}: use {', '.join(CONDITIONS)}, measured or not-measured")
         try:
@@ -405,8 +412,9 @@ class ResultsWhen(SphinxDirective):
             holds = rule is None
         else:
             holds = rule == CONDITIONS[condition]
-        if not holds:
-            return []
+        return self._content() if holds else []
+
+    def _content(self) -> list[nodes.Node]:
         container = nodes.container(classes=["results-when"])
         self.state.nested_parse(self.content, self.content_offset, container)
         return list(container.children)
