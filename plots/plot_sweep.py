@@ -1,4 +1,4 @@
-"""Sweep chart: TFLOPS against problem shape for V4-V6, cuBLAS and torch.compile (max-autotune)."""
+"""Sweep chart: TFLOPS against problem shape for the last three versions, cuBLAS and torch.compile (max-autotune)."""
 
 from matmul_site import charts
 
