@@ -1,5 +1,8 @@
 # Experiment (not a chapter version): V7 with a stream-K tail, the attempt after V7.
 # `benchmark.py --steps "v7 round 2"` times it (experiments/steps.py); experiments/streamk_check.py checks it.
+# Caveats: the spin-wait on a flag assumes all 132 blocks are resident at once (one per SM; no cooperative launch),
+# and Tilus emits bar.cta.sync, st.release and ld.acquire as inline asm without a "memory" clobber, so the
+# source alone does not pin the order of the plain partial-sum loads and stores around them (SASS not checked).
 # What it changes from V6 (the second change is V7's):
 # - The last wave is split along K (stream-K, streamk.py). V6 hands out whole tiles round-robin, so when the
 #   tile count is not a multiple of the SM count the last wave leaves SMs idle (8192^3: 2048 = 15 x 132 + 68).

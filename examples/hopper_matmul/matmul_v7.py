@@ -1,7 +1,8 @@
 # What changed from V6:
 # - C is staged in four 64-column chunks per consumer warp group, each laid out in TMA's 128-byte swizzle,
-#   instead of one plain 64 x 256 block of 512-byte rows. Writing a row of plain 512-byte rows puts eight
-#   threads of a warp on the same banks (eight-way conflicts); the swizzle spreads them over all 32 banks.
+#   instead of one plain 64 x 256 block of 512-byte rows. stmatrix writes 8 x 8 fragments whose eight 16-byte
+#   rows are 512 bytes apart in plain rows, so they land on the same four banks (an eight-way conflict per
+#   fragment); in the swizzle the eight rows fall on all 32 banks.
 # - Four TMA stores, one per chunk, take C out; the staging memory (64 KB) and everything else are V6's.
 
 import tilus

@@ -256,6 +256,8 @@ def _row_field(data: dict[str, Any], row: dict[str, Any], field: str) -> tuple[s
         return "missing", NOT_RECORDED
     if name == "dram_read_bytes":
         return "mb", counters[name] / 1e6
+    if name.startswith("smem_"):  # counts of shared-memory wavefronts
+        return "count", int(counters[name])
     return "pct", counters[name]
 
 

@@ -25,6 +25,10 @@ NCU_METRICS: dict[str, tuple[str, ...]] = {
     # What a tile order or a schedule does to L2 reuse: bytes that had to come from HBM, and L2's hit rate.
     "dram_read_bytes": ("dram__bytes_read.sum",),
     "l2_hit_pct": ("lts__t_sector_hit_rate.pct",),
+    # Shared-memory stores (st.shared and stmatrix go through the LSU pipe): wavefronts, and those caused by bank
+    # conflicts. An epilogue that writes C with conflicts shows up here.
+    "smem_store_wavefronts": ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",),
+    "smem_store_bank_conflicts": ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",),
 }
 
 
