@@ -166,9 +166,9 @@ def method(plan: Plan) -> dict[str, Any]:
         "interval": "95% bootstrap of the median paired ratio, resampling processes, then rounds within each "
         "(2000 resamples, fixed seed); a step pays when the whole interval lies above 1",
         "l2_flush": "512 MiB zero-fill before each timed call (several times the 50-60 MB L2)",
-        "order": f"a run is every impl at one shape, cuBLAS (torch.matmul) among them, in {s.processes} fresh "
-        f"processes; in each, {s.rounds} rounds in alternating order (forward, reversed); ratios pair the "
-        "impls of the same round",
+        # The counts of processes and rounds are each run's own fields: runs of one file may differ in them.
+        "order": "a run is every impl at one shape, cuBLAS (torch.matmul) among them, in a few fresh processes; "
+        "in each, rounds in alternating order (forward, reversed); ratios pair the impls of the same round",
         "clocks": "NVML SM clock and board power polled every 5 ms only while an impl's timed calls run; "
         "each row gives the medians",
         "configs": configs,
