@@ -45,8 +45,8 @@ METHOD: dict[str, Any] = {
     "interval": "95% bootstrap of the median paired ratio, resampling processes, then rounds within each "
     "(2000 resamples, fixed seed); a step pays when the whole interval lies above 1",
     "l2_flush": "512 MiB zero-fill before each timed call (several times the 50-60 MB L2)",
-    "order": "a run is every impl at one shape, cuBLAS (torch.matmul) among them, in 3 fresh processes; in "
-    "each, 10 rounds in alternating order (forward, reversed); ratios pair the impls of the same round",
+    "order": "a run is every impl at one shape, cuBLAS (torch.matmul) among them, in a few fresh processes; "
+    "in each, rounds in alternating order (forward, reversed); ratios pair the impls of the same round",
     "clocks": "NVML SM clock and board power polled every 5 ms only while an impl's timed calls run; "
     "each row gives the medians",
     "configs": "pinned to those tuned at 8192^3 (tuned.py)",
