@@ -58,6 +58,10 @@ NOT_RECORDED = numbers.NOT_RECORDED
 COUNTER_LABELS = {
     "tensor_pipe_pct": "Tensor pipe utilisation (ncu)",
     "dram_throughput_pct": "DRAM throughput, share of peak (ncu)",
+    "dram_read_bytes": "Bytes read from DRAM (ncu)",
+    "l2_hit_pct": "L2 hit rate (ncu)",
+    "smem_store_wavefronts": "Shared-memory store wavefronts (ncu)",
+    "smem_store_bank_conflicts": "Of those, from bank conflicts (ncu)",
 }
 CONDITIONS = {"pays": stats.PAYS, "costs": stats.COSTS, "within-noise": stats.WITHIN_NOISE}
 
