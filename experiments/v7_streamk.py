@@ -3,6 +3,13 @@
 # Caveats: the spin-wait on a flag assumes all 132 blocks are resident at once (one per SM; no cooperative launch),
 # and Tilus emits bar.cta.sync, st.release and ld.acquire as inline asm without a "memory" clobber, so the
 # source alone does not pin the order of the plain partial-sum loads and stores around them (SASS not checked).
+# Tilus 0.2.0 findings while writing it:
+# - global_tensor allocates nbits bytes per element (cdiv(size * nbits * 8, 8)), 8x too much for fp32: this
+#   workspace of 34.6 MB takes 277 MB of Tilus's cached CUDA workspace.
+# - load_global(..., out=acc) inside an `if` declares a new register array there instead of writing acc.
+# - Loading the partial sums into the WGMMA accumulator (acc = load_global(...) before the MMAs) makes ptxas
+#   serialise every WGMMA of the kernel (C7514), so the two halves meet in global memory after the MMAs instead.
+# - hidet's barrier_arrive prints barrier.sync (experiments/v7_variants.py registers a barrier.arrive primitive).
 # What it changes from V6 (the second change is V7's):
 # - The last wave is split along K (stream-K, streamk.py). V6 hands out whole tiles round-robin, so when the
 #   tile count is not a multiple of the SM count the last wave leaves SMs idle (8192^3: 2048 = 15 x 132 + 68).
