@@ -1,7 +1,8 @@
 """The timed try-it with the most shared memory builds for sm_90a on a CPU machine, as the steps mode times it.
 
 Only V5 with 4 stages of 48 KB: every other timed try-it is held to the shared-memory budget by arithmetic in
-test_tryit.py, since each sm_90a build costs about 20 CPU-seconds (CI has two cores). The builds run in the background with the versions' (tests/kernel_builds.py).
+test_tryit.py, since each sm_90a build costs about 20 CPU-seconds (CI has two cores). The build runs in the
+background with the versions' (tests/kernel_builds.py).
 """
 
 from __future__ import annotations
