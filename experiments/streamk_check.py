@@ -16,6 +16,7 @@ import streamk
 from v7_streamk import NUM_SMS, MatmulV7StreamK
 
 import common
+import tuned
 
 # (M, N, K): with 128 x 256 tiles and 132 SMs, the split tiles (stream_k_tiles) are noted per shape.
 SHAPES = (
@@ -31,11 +32,11 @@ SHAPES = (
 
 
 def main() -> int:
-    kernel = common.pinned(MatmulV7StreamK, {"block_m": 128, "block_n": 256, "block_k": 64, "num_stages": 3,
-                                      "swizzle_size": 16, "stream_k": True})()  # fmt: skip
+    config = {**tuned.TUNED["v7"], "stream_k": True}  # V7's tile and order, with the tail split
+    kernel = common.pinned(MatmulV7StreamK, config)()
     failed = 0
     for m, n, k in SHAPES:
-        tiles = -(-m // 128) * -(-n // 256)
+        tiles = -(-m // config["block_m"]) * -(-n // config["block_n"])
         split = streamk.stream_k_tiles(tiles, NUM_SMS)
         for seed in (1, 2):
             result = common.check(kernel, m, n, k, seed=seed)
