@@ -554,3 +554,30 @@ def test_what_the_prose_says_about_the_recorded_results_is_true() -> None:
         "v6" in rows and "v6-rows-sw16" in kept
     ):  # v6.rst: "The ladder's V6 row above was measured with the kept setting"
         assert rows["v6"]["config"]["swizzle_size"] == 16
+
+
+CAPTION = re.compile(
+    r'<p class="results-caption">(.*?)</p>|<div class="results-chart.*?<figcaption>(.*?)</figcaption>', re.S
+)
+
+
+@pytest.mark.slow
+def test_captions_are_short_and_link_the_method_which_only_the_method_page_tells(site: Path, fake: Any) -> None:
+    method = [fake["method"][key] for key in ("timer", "l2_flush", "order", "statistic", "interval")]
+    told = {}
+    seen = 0
+    for page in built_pages(site):
+        name = page.relative_to(site).as_posix()
+        text = words(page).replace("\u2019", "'")
+        told[name] = [m for m in method if m in text]
+        for match in CAPTION.finditer(page.read_text(encoding="utf-8")):
+            caption = match.group(1) or match.group(2)
+            shown = " ".join(html.unescape(re.sub(r"<[^>]+>", "", caption)).replace("\u00b6", "").split())
+            assert len(shown.split()) < 40, f"{name}: a caption of {len(shown.split())} words: {shown}"
+            assert re.search(r'<a [^>]*href="(\.\./)?method\.html"', caption), f"{name}: no method link in {shown}"
+            seen += 1
+    assert seen >= len(CHAPTERS) + 3, f"only {seen} captions found"
+    assert told.pop("method.html") == method, "the method page does not tell the whole method"
+    assert not {name: m for name, m in told.items() if m}, (
+        f"pages that repeat the method: { {n: m for n, m in told.items() if m} }"
+    )

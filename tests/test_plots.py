@@ -65,18 +65,14 @@ def test_every_chart_script_draws_one_figure_the_same_bytes_twice(data: Any, tmp
         assert b"<dc:date>" not in second, f"{script.name} embeds a date"
 
 
-def test_caption_gives_gpu_shape_method_and_date_from_the_file(data: dict[str, Any]) -> None:
+def test_caption_names_the_run_gpu_shape_and_date_from_the_file(data: dict[str, Any]) -> None:
     text = captions.ladder_caption(data)
-    run, method = data["ladder"], data["method"]
+    run = data["ladder"]
     for expected in (
+        run["run_id"],
         "NVIDIA H200",
         "8192\u00d78192\u00d78192",
-        "float16",
-        "float32",
-        method["timer"],
         f"{run['rounds']} rounds in {run['processes']} processes",
-        method["interval"],
-        method["order"],
         run["date"],
     ):
         assert expected in text, f"caption lacks {expected!r}: {text}"
@@ -85,9 +81,55 @@ def test_caption_gives_gpu_shape_method_and_date_from_the_file(data: dict[str, A
     assert "NVIDIA H200" not in captions.ladder_caption(data)
 
 
-def test_caption_is_drawn_into_the_chart(data: dict[str, Any]) -> None:
-    assert captions.ladder_caption(data) in texts(charts.version_chart("v2", data))
-    assert captions.sweep_caption(data) in texts(charts.sweep_chart(data))
+def method_words(data: dict[str, Any]) -> list[str]:
+    """The method's own text in the results file: said on the method page, nowhere else."""
+    return [data["method"][key] for key in ("timer", "l2_flush", "order", "statistic", "interval")]
+
+
+def every_caption(data: dict[str, Any]) -> dict[str, str]:
+    """Every caption the site can show for this file: each chart's (rerun or not), each table's."""
+    found = {f"chart {s.name}": captions.chart_caption(s.name, data) for s in draw_all.scripts()}
+    found |= {
+        f"chart {v} rerun": captions.chart_caption(f"plot_{v}.py", data, rerun_on="NVIDIA H100 80GB HBM3")
+        for v in versions.names()
+    }
+    found |= {"ladder table": captions.ladder_caption(data), "sweep": captions.sweep_caption(data)}
+    after = sorted({r["after"] for r in data.get("steps", [])})
+    for version in after:
+        runs = [r for r in data["steps"] if r["after"] == version]
+        found[f"steps after {version}"] = captions.steps_caption(data, runs)
+        found[f"try-its after {version}"] = captions.steps_caption(data, [r for r in runs if results.is_tryit_run(r)])
+    return found
+
+
+@pytest.mark.parametrize("source", ["made-up", "recorded"])
+def test_every_caption_with_its_method_link_is_under_40_words_and_holds_no_method(
+    source: str, data: dict[str, Any]
+) -> None:
+    if source == "recorded":
+        data = numbers.load_default()
+        assert data is not None, "no recorded results file in plots/results/"
+    link = len(captions.METHOD_LINK.split())
+    for where, text in every_caption(data).items():
+        assert len(text.split()) + link < captions.MAX_WORDS == 40, f"{where}: {len(text.split()) + link} words: {text}"
+        assert not [m for m in method_words(data) if m in text], f"{where} repeats the method: {text}"
+
+
+def test_each_chart_caption_says_what_its_chart_shows(data: dict[str, Any]) -> None:
+    assert captions.chart_caption("plot_v3.py", data).startswith("Every version's TFLOPS, V3 highlighted.")
+    assert captions.chart_caption("plot_sweep.py", data).startswith("Each implementation against cuBLAS")
+    assert captions.chart_caption("plot_steps.py", data).startswith("What each step bought")
+    with pytest.raises(ValueError, match="plot_other.py"):
+        captions.chart_caption("plot_other.py", data)
+
+
+def test_no_caption_or_method_text_is_drawn_into_a_chart(data: dict[str, Any]) -> None:
+    drawn = [charts.version_chart("v2", data), charts.summary_chart(data), charts.sweep_chart(data)]
+    drawn.append(charts.steps_chart(data))
+    for fig in drawn:
+        words = " ".join(texts(fig) + [t.get_text() for t in fig.legends[0].get_texts()] if fig.legends else texts(fig))
+        assert captions.ladder_caption(data) not in words and captions.sweep_caption(data) not in words
+        assert not [m for m in method_words(data) if m in words], words
 
 
 @pytest.mark.parametrize("case", ["no file", "no ladder"])
@@ -120,7 +162,7 @@ def test_version_chart_highlights_this_version_and_draws_the_same_runs_cublas(da
     assert colour["v0"] == colour["v2"] != colour["v3"] != colour["v4"]
     assert colour["v4"] == pytest.approx(to_rgb(chartkit.LATER))
     assert [line.get_xdata()[0] for line in ax.lines] == [rows["cublas"]["tflops"]]  # one baseline
-    assert ax.get_title(loc="left") == (
+    assert ax.get_title(loc="left").replace("\n", " ") == (
         f"V3: {rows['v3']['tflops']:.0f} TFLOPS, {numbers.format_interval(rows['v3']['ratio_to_cublas'])} cuBLAS"
     )
 
@@ -129,9 +171,9 @@ def test_summary_chart_marks_cublas_the_datasheet_and_the_peak_at_each_rows_cloc
     data["ladder"]["rows"]["v2"]["sm_clock_mhz"] = 1500.0
     fig = charts.summary_chart(data)
     ax = fig.axes[0]
-    levels = sorted(line.get_ydata()[0] for line in ax.lines if len(line.get_ydata()))
+    levels = sorted(line.get_xdata()[0] for line in ax.lines if len(line.get_xdata()))
     assert levels == sorted([data["ladder"]["rows"]["cublas"]["tflops"], 989.4])
-    peaks = sorted({round(seg[0][1], 3) for c in ax.collections for seg in c.get_segments()})
+    peaks = sorted({round(seg[0][0], 3) for c in ax.collections for seg in c.get_segments()})
     assert peaks == sorted({round(results.peak_tflops_at(data, c), 3) for c in (1500.0, 1755.0)})
 
 
@@ -140,12 +182,12 @@ def test_sweep_chart_shows_ratios_with_their_intervals_and_tflops(data: dict[str
     top, bottom = fig.axes[:2]
     v6 = [r["rows"]["v6"]["ratio_to_cublas"] for r in sorted(data["sweep"], key=lambda r: sum(r["shape"].values()))]
     series = {c.get_label(): c for c in top.containers}
-    medians = list(series["V6"].lines[0].get_ydata())
+    medians = list(series["V6"].lines[0].get_xdata())
     assert medians == pytest.approx([iv["median"] for iv in v6])
-    caps = sorted(series["V6"].lines[1][0].get_ydata())  # lower caps first, then upper
+    caps = sorted(series["V6"].lines[1][0].get_xdata())  # lower caps first, then upper
     assert caps[: len(v6)] == pytest.approx(sorted(iv["low"] for iv in v6))
     assert "cuBLAS" not in series, "cuBLAS is the baseline line at 1.0, not a series"
-    assert any(list(line.get_ydata()) == [1.0, 1.0] for line in top.lines)
+    assert any(list(line.get_xdata()) == [1.0, 1.0] for line in top.lines)
     assert {line.get_label() for line in bottom.lines} >= {"V5", "V6", "V7", "cuBLAS"}  # the last three swept
 
 
@@ -154,14 +196,16 @@ def test_steps_chart_colours_each_step_by_its_verdict(data: dict[str, Any]) -> N
     rows["v3"]["step"].update(median=1.0, low=0.98, high=1.02)
     fig = charts.steps_chart(data)
     ax = fig.axes[0]
-    bars = [p for p in ax.patches if p.get_height() != 0]
+    bars = list(ax.patches)
     assert len(bars) == len(numbers.ladder_steps(data))
     by_version = dict(zip([i for i, _ in numbers.ladder_steps(data)], bars, strict=True))
     for impl, bar in by_version.items():
         rule = numbers.verdict(rows[impl]["step"])
         assert bar.get_facecolor()[:3] == pytest.approx(to_rgb(chartkit.VERDICT_COLOURS[rule])), impl
-        assert bar.get_y() == pytest.approx(rows[rows[impl]["step"]["over"]]["tflops"])
-    assert [t.get_text() for t in ax.get_xticklabels()][0] == "V0\u2192V1"
+        assert bar.get_x() == pytest.approx(rows[rows[impl]["step"]["over"]]["tflops"])
+        assert bar.get_x() + bar.get_width() == pytest.approx(rows[impl]["tflops"])
+    first = numbers.ladder_steps(data)[0][1]
+    assert ax.texts[0].get_text() == f"V0\u2192V1  {numbers.format_interval(first)}"
 
 
 def test_unknown_version_is_a_value_error(data: dict[str, Any]) -> None:
@@ -217,7 +261,7 @@ def test_with_the_variable_and_no_hopper_gpu_it_says_why_and_draws_the_recorded_
     monkeypatch.setattr(rerun, "hopper_gpu", lambda: (None, "no Hopper GPU here"))
     rerun.fresh.cache_clear()
     fig = charts.version_chart("v3")
-    assert captions.ladder_caption(data) in texts(fig)
+    assert f" {data['ladder']['rows']['v0']['tflops']:.0f}" in texts(fig), "the recorded ladder is not drawn"
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and "no Hopper GPU here" in lines[0] and rerun.ENV in lines[0]
 
@@ -243,8 +287,9 @@ def test_with_the_variable_on_hopper_it_reruns_its_version_and_says_so(
     monkeypatch.setattr(rerun, "OUT_DIR", tmp_path / "rerun")
     rerun.fresh.cache_clear()
     fig = charts.version_chart("v3")
-    caption = captions.ladder_caption(fresh, rerun_on="NVIDIA H100 80GB HBM3")
-    assert caption in texts(fig) and caption.startswith("Rerun at build time on NVIDIA H100 80GB HBM3")
+    assert texts(fig).count("not in this run") == len(versions.names()) - 1, texts(fig)
+    caption = captions.chart_caption("plot_v3.py", fresh, rerun_on="NVIDIA H100 80GB HBM3")
+    assert "Rerun at build time on NVIDIA H100 80GB HBM3" in caption
     assert seen == [["v3"]]
     rerun.fresh.cache_clear()
 

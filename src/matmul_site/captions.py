@@ -1,39 +1,21 @@
-"""Chart and table captions: GPU, shape, method and date, every word from the results file (no matplotlib)."""
+"""Chart and table captions: what a chart shows and which run it comes from, every word from the results file
+(no matplotlib).
+
+How the runs were timed is said once, on the method page (docs/method.rst, whose provenance table prints the
+file's ``method``); a caption names its run and links there. The link itself is the Sphinx side's
+(:mod:`matmul_site.sphinx.results_nodes`): a caption here is plain text, and with the link's words
+(:data:`METHOD_LINK`) it stays under :data:`MAX_WORDS`.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from matmul_site import numbers
+from matmul_site import numbers, versions
 
 NOT_MEASURED = numbers.NOT_MEASURED
-
-
-def method_text(data: dict[str, Any], run: dict[str, Any]) -> str:
-    """How one run was timed: "CUDA events, L2 flushed (...); 30 rounds in 3 processes, interleaved...; ..."."""
-    m = data["method"]
-    return (
-        f"{m['timer']}, L2 flush: {m['l2_flush']}; {run['rounds']} rounds in {run['processes']} processes, "
-        f"{m['order']}; {m['statistic']}, {m['interval']}"
-    )
-
-
-def run_caption(data: dict[str, Any] | None, run: dict[str, Any] | None, *, rerun_on: str | None = None) -> str:
-    """Provenance of a chart drawn from one run; ``rerun_on`` names the GPU when it was rerun at build time."""
-    if data is None:
-        return f"No results recorded: {NOT_MEASURED}."
-    if run is None:
-        return f"{data['gpu']['name']}: the ladder is {NOT_MEASURED}."
-    p = data["problem"]
-    where = f"Rerun at build time on {rerun_on}" if rerun_on else f"{data['gpu']['name']}"
-    return (
-        f"{where}, C = A\u00b7B\u1d40 at {numbers.shape_text(run['shape'])}, {p['dtype']} inputs, "
-        f"{p['accumulate']} accumulation. {method_text(data, run)}. Measured {run['date']}."
-    )
-
-
-def ladder_caption(data: dict[str, Any] | None, *, rerun_on: str | None = None) -> str:
-    return run_caption(data, numbers.ladder(data), rerun_on=rerun_on)
+MAX_WORDS = 40
+METHOD_LINK = "How we measured"  # the words that link every caption to the method page (then a full stop)
 
 
 def dates(runs: list[dict[str, Any]]) -> str:
@@ -43,33 +25,77 @@ def dates(runs: list[dict[str, Any]]) -> str:
     return found[0] if len(found) == 1 else f"{found[0]} to {found[-1]}"
 
 
+def _counts(runs: list[dict[str, Any]], each: bool = False) -> str:
+    """ "10 rounds in 3 processes", or the range over several runs: "8-10 rounds in 2-3 processes each"."""
+
+    def span(key: str) -> str:
+        values = sorted({r[key] for r in runs})
+        return str(values[0]) if len(values) == 1 else f"{values[0]}\u2013{values[-1]}"
+
+    return f"{span('rounds')} rounds in {span('processes')} processes{' each' if each else ''}"
+
+
+def _earlier(data: dict[str, Any], runs: list[dict[str, Any]]) -> str:
+    """A note when a run predates the method (the method page's provenance table says how it was measured)."""
+    earlier = (data.get("method") or {}).get("earlier_runs") or {}
+    return "; timed by an earlier method" if any(r["run_id"] in earlier for r in runs) else ""
+
+
+def run_caption(data: dict[str, Any] | None, run: dict[str, Any] | None, *, rerun_on: str | None = None) -> str:
+    """Which run a ladder table or chart comes from: its id (or the GPU it was rerun on), GPU, date, shape, size."""
+    if data is None:
+        return f"No results recorded: {NOT_MEASURED}."
+    if run is None:
+        return f"{data['gpu']['name']}: the ladder is {NOT_MEASURED}."
+    where = f"Rerun at build time on {rerun_on}" if rerun_on else f"Run {run['run_id']} on {data['gpu']['name']}"
+    timed = [versions.label(v) for v in versions.names() if v in run["rows"]]
+    which = "every version" if len(timed) == len(versions.names()) else ", ".join(timed)
+    return (
+        f"{where}, {run['date']}: {which} and cuBLAS at {numbers.shape_text(run['shape'])}, "
+        f"{_counts([run])}{_earlier(data, [run])}."
+    )
+
+
+def ladder_caption(data: dict[str, Any] | None, *, rerun_on: str | None = None) -> str:
+    return run_caption(data, numbers.ladder(data), rerun_on=rerun_on)
+
+
 def sweep_caption(data: dict[str, Any] | None) -> str:
     runs = [] if data is None else data.get("sweep", [])
     if not runs:
         return f"Shape sweep: {NOT_MEASURED}."
-    p = data["problem"]
-    counts = sorted({(r["rounds"], r["processes"]) for r in runs})
-    rounds = "; ".join(f"{r} rounds in {n} processes" for r, n in counts)
-    m = data["method"]
+    ids = sorted({r["run_id"] for r in runs})
+    named = f"run {ids[0]}" if len(ids) == 1 else f"{len(ids)} runs"
     return (
-        f"{data['gpu']['name']}, {p['dtype']} inputs, {p['accumulate']} accumulation, each shape M\u00d7N\u00d7K "
-        f"its own run with cuBLAS. {m['timer']}, L2 flush: {m['l2_flush']}; {rounds}, {m['order']}; "
-        f"{m['statistic']}, {m['interval']}. Measured {dates(runs)}."
+        f"Sweep {named} on {data['gpu']['name']}, {dates(runs)}: {len(runs)} shapes, each with its own cuBLAS, "
+        f"{_counts(runs, each=len(runs) > 1)}{_earlier(data, runs)}."
     )
 
 
 def steps_caption(data: dict[str, Any] | None, runs: list[dict[str, Any]]) -> str:
+    """Which steps runs a table's rows come from (each row names its run)."""
     if data is None or not runs:
         return f"Steps: {NOT_MEASURED}."
-    m = data["method"]
+    ids = sorted({r["run_id"] for r in runs})
     shapes = ", ".join(sorted({numbers.shape_text(r["shape"]) for r in runs}))
-    earlier = m.get("earlier_runs") or {}
-    counts = "; ".join(
-        f"{r['run_id']}: {r['rounds']} rounds in {r['processes']} processes"
-        + (f" ({earlier[r['run_id']]})" if r["run_id"] in earlier else "")
-        for r in runs
-    )
+    named = f"Run {ids[0]}" if len(ids) == 1 else f"{len(ids)} runs"
     return (
-        f"{data['gpu']['name']} at {shapes}. {m['timer']}, L2 flush: {m['l2_flush']}; {counts}; {m['order']}; "
-        f"{m['statistic']}, {m['interval']}. Measured {dates(runs)}."
+        f"{named} on {data['gpu']['name']}, {dates(runs)}, at {shapes}, each variant with its run's cuBLAS: "
+        f"{_counts(runs, each=len(ids) > 1)}{_earlier(data, runs)}."
     )
+
+
+def chart_caption(script: str, data: dict[str, Any] | None, *, rerun_on: str | None = None) -> str:
+    """What the chart that ``plots/<script>`` draws shows, then the run it comes from."""
+    stem = script.removesuffix(".py").removeprefix("plot_")
+    if stem == "sweep":
+        return f"Each implementation against cuBLAS, shape by shape, then its TFLOPS. {sweep_caption(data)}"
+    if stem == "summary":
+        shows = "Every version's TFLOPS beside cuBLAS's and the tensor-core peaks."
+    elif stem == "steps":
+        shows = "What each step bought: the paired ratio over the version before, coloured by its verdict."
+    elif versions.is_version_name(stem):
+        shows = f"Every version's TFLOPS, {versions.label(stem)} highlighted."
+    else:
+        raise ValueError(f"no caption for plots/{script}: a chart script is plot_<vN|summary|steps|sweep>.py")
+    return f"{shows} {ladder_caption(data, rerun_on=rerun_on)}"

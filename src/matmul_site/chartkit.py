@@ -1,4 +1,5 @@
-"""What every chart shares: style, colours, a figure with deterministic SVG output, the "not measured" panel.
+"""What every chart shares: style, colours, a figure with deterministic SVG output, the "not measured" panel,
+and the measured text layout that keeps every label readable on a phone.
 
 Nothing here imports torch, Tilus or CUDA. The charts themselves are in :mod:`matmul_site.charts`.
 """
@@ -15,6 +16,8 @@ matplotlib.use("Agg")  # never a window, never a GPU: charts are files
 
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.font_manager import FontProperties  # noqa: E402
+from matplotlib.textpath import TextToPath  # noqa: E402
 
 # Colours: dark ink on a white rounded panel reads the same on light and dark page themes.
 INK = "#1b1b1b"
@@ -32,11 +35,30 @@ VERDICT_COLOURS: dict[str, str] = {"pays": "#2d7a32", "costs": "#b3261e", "withi
 SERIES: dict[str, str] = {"v4": "#7f9fbf", "v5": "#2d7a32", "v6": HIGHLIGHT, "cublas": CUBLAS}
 OTHER_SERIES = ("#6a3d9a", "#a8520a", "#5f5f5f", "#b08a00")
 
+# The width, in CSS px, at which a 390 px phone shows a chart (the figure's box there, inside its panel's
+# padding); the browser check at phone width holds it. Text must read at 9 pt or more at that width.
+PHONE_CHART_PX = 344
+# Every chart is this wide: an SVG of W inches is W * 96 CSS px, so a phone shows it at 344 / 432 of its size,
+# and text of TEXT_PT reads there at 9.2 pt. The charts are drawn for that width (labels above bars, rows
+# rather than columns); on a desktop they show at their natural size.
+WIDTH_IN = 4.5
+TEXT_PT = 11.5
+TITLE_PT = 12.5
+LINE_IN = TEXT_PT * 1.3 / 72  # one line of text, with its spacing
+PAD_IN = 0.12
+RIGHT_IN = 0.25  # room for half of the last tick label on the x axis
+
 STYLE: dict[str, Any] = {
     "svg.hashsalt": "hopper-matmul",  # fixed element ids: the same bytes on every draw
     "svg.fonttype": "path",  # glyphs as paths: the chart looks the same whatever fonts the reader has
     "font.family": "DejaVu Sans",
-    "font.size": 9.5,
+    "font.size": TEXT_PT,
+    "axes.titlesize": TITLE_PT,
+    "axes.labelsize": TEXT_PT,
+    "xtick.labelsize": TEXT_PT,
+    "ytick.labelsize": TEXT_PT,
+    "legend.fontsize": TEXT_PT,
+    "legend.title_fontsize": TEXT_PT,
     "figure.facecolor": PANEL,
     "axes.facecolor": PANEL,
     "savefig.facecolor": PANEL,
@@ -53,6 +75,9 @@ STYLE: dict[str, Any] = {
 }
 
 
+_TEXT_PATHS = TextToPath()
+
+
 class DeterministicFigure(Figure):
     """A figure whose SVG carries no date, so two draws of the same data give the same bytes."""
 
@@ -63,25 +88,102 @@ class DeterministicFigure(Figure):
         super().savefig(fname, *args, **kwargs)
 
 
-def new_figure(width: float = 7.0, height: float = 3.6, rows: int = 1) -> tuple[Figure, Any]:
-    """A figure in the shared style with one axes (or a column of ``rows`` axes sharing x)."""
+def new_figure(height: float = 3.6, rows: int = 1) -> tuple[Figure, Any]:
+    """A figure in the shared style, WIDTH_IN wide, with one axes (or a column of ``rows`` axes sharing x).
+
+    Charts size their height to their rows afterwards (:func:`fit`).
+    """
     plt.rcParams.update(STYLE)  # the plot directive resets rcParams before each script; set them again
-    fig = plt.figure(FigureClass=DeterministicFigure, figsize=(width, height))
+    fig = plt.figure(FigureClass=DeterministicFigure, figsize=(WIDTH_IN, height))
     if rows == 1:
         return fig, fig.add_subplot(1, 1, 1)
     first = fig.add_subplot(rows, 1, 1)
-    return fig, [first] + [fig.add_subplot(rows, 1, i + 1, sharex=first) for i in range(1, rows)]
+    return fig, [first] + [fig.add_subplot(rows, 1, i + 1, sharey=first) for i in range(1, rows)]
 
 
-def footer(fig: Figure, text: str) -> None:
-    """The caption, small, at the bottom of the figure (charts saved outside the site keep their provenance)."""
-    fig.text(0.01, 0.01, text, fontsize=6.5, color=MUTED, ha="left", va="bottom", wrap=True)
+def text_width_in(text: str, size: float = TEXT_PT) -> float:
+    """How wide a line of text is drawn, in inches (the widest line of a multi-line text)."""
+    font = FontProperties(family=STYLE["font.family"], size=size)
+    widths = [_TEXT_PATHS.get_text_width_height_descent(line, font, ismath=False)[0] for line in text.splitlines()]
+    return max(widths, default=0.0) / 72
 
 
-def empty_panel(fig: Figure, ax: Any, message: str, text: str) -> Figure:
+def wrap(text: str, width_in: float, size: float = TEXT_PT) -> str:
+    """The text broken at spaces into lines that each fit ``width_in`` (a word longer than that stays whole)."""
+    lines: list[str] = []
+    for word in text.split(" "):
+        if lines and text_width_in(f"{lines[-1]} {word}", size) <= width_in:
+            lines[-1] = f"{lines[-1]} {word}"
+        else:
+            lines.append(word)
+    return "\n".join(lines)
+
+
+def lines_in(text: str) -> int:
+    return text.count("\n") + 1
+
+
+def fit(
+    fig: Figure,
+    axes: list[Any],
+    heights_in: list[float],
+    *,
+    top_in: float,
+    bottom_in: float,
+    left_in: float = PAD_IN,
+    gap_in: float = 0.0,
+) -> None:
+    """Size the figure to its content: axes stacked top-down with the given heights, margins in inches."""
+    height = top_in + sum(heights_in) + gap_in * (len(axes) - 1) + bottom_in
+    fig.set_size_inches(WIDTH_IN, height)
+    y = height - top_in
+    for ax, tall in zip(axes, heights_in, strict=True):
+        y -= tall
+        ax.set_position((left_in / WIDTH_IN, y / height, (WIDTH_IN - left_in - RIGHT_IN) / WIDTH_IN, tall / height))
+        y -= gap_in
+
+
+def legend_below(fig: Figure, handles: list[Any], labels: list[str], *, title: str | None = None) -> float:
+    """A legend at the bottom left of the figure, in as many columns as fit its width; returns its height."""
+    entry = [text_width_in(label) + 0.45 for label in labels]  # a handle, its gap and the label
+    columns = 1
+    for tried in range(len(labels), 1, -1):
+        rows = -(-len(labels) // tried)
+        widths = [max(entry[c * rows : (c + 1) * rows], default=0.0) for c in range(tried)]
+        if sum(widths) + 0.2 * (tried - 1) <= WIDTH_IN - 2 * PAD_IN:
+            columns = tried
+            break
+    rows = -(-len(labels) // columns) + (1 if title else 0)
+    fig.legend(
+        handles,
+        labels,
+        loc="lower left",
+        bbox_to_anchor=(0, 0),
+        ncol=columns,
+        frameon=False,
+        title=title,
+        alignment="left",
+        handlelength=1.6,
+        columnspacing=0.9,
+        borderaxespad=0.3,
+    )
+    return rows * LINE_IN * 1.12 + 0.15
+
+
+def empty_panel(fig: Figure, ax: Any, message: str) -> Figure:
+    """What a chart shows when the results file has nothing for it: the words, and no number."""
     ax.set_axis_off()
-    ax.text(0.5, 0.5, message, ha="center", va="center", fontsize=13, color=MUTED, transform=ax.transAxes)
-    footer(fig, text)
+    ax.text(
+        0.5,
+        0.5,
+        wrap(message, WIDTH_IN - 0.5, 13),
+        ha="center",
+        va="center",
+        fontsize=13,
+        color=MUTED,
+        transform=ax.transAxes,
+    )
+    fig.set_size_inches(WIDTH_IN, 1.6)
     return fig
 
 

@@ -1,7 +1,11 @@
 """The charts, drawn from the results file (schema 2); each plot script in plots/ is one call of one function here.
 
 One baseline per chart: the dashed cuBLAS line and every ratio are the cuBLAS of the same
-interleaved run. No file, or no run to draw, gives a panel that says "not measured yet" and
+interleaved run. Every chart is drawn for a phone's width (:mod:`matmul_site.chartkit`):
+labels sit above their bars or beside short row names, never squeezed under a column, and the
+figure's height follows its rows. What a chart shows and which run it is from is its caption's
+job (:mod:`matmul_site.captions`, under the chart on the page); how it was measured is the
+method page's. No file, or no run to draw, gives a panel that says "not measured yet" and
 no number. Nothing here imports torch, Tilus or CUDA; a chapter chart reruns its version on
 a Hopper GPU only when asked (:mod:`matmul_site.rerun`).
 """
@@ -9,27 +13,38 @@ a Hopper GPU only when asked (:mod:`matmul_site.rerun`).
 from __future__ import annotations
 
 import math
-import textwrap
 from typing import Any
 
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 
-from matmul_site import captions, numbers, rerun, versions
+from matmul_site import numbers, rerun, versions
 from matmul_site.chartkit import (
     CUBLAS,
     EARLIER,
     HIGHLIGHT,
     INK,
     LATER,
+    LINE_IN,
     MUTED,
     OTHER_SERIES,
+    PAD_IN,
+    PANEL,
     PEAK,
+    RIGHT_IN,
     SERIES,
+    TITLE_PT,
     VERDICT_COLOURS,
+    WIDTH_IN,
     empty_panel,
-    footer,
+    fit,
+    legend_below,
+    lines_in,
     new_figure,
     save,
+    text_width_in,
+    wrap,
 )
 
 __all__ = ["NOT_MEASURED", "save", "steps_chart", "summary_chart", "sweep_chart", "version_chart"]
@@ -47,89 +62,141 @@ def _ladder_names() -> list[str]:
     return [*versions.names(), "cublas"]
 
 
+TEXT_WIDTH_IN = WIDTH_IN - PAD_IN - RIGHT_IN  # the axes' width, where labels go
+TITLE_LINE_IN = LINE_IN * TITLE_PT / 11.5
+TICKS_IN = 0.32  # an x axis's tick labels, below the axes
+_BEHIND_TEXT = {"facecolor": PANEL, "edgecolor": "none", "pad": 0.3}  # a line crossing a value does not hide it
+BAR = 0.8  # a bar's thickness, in lines of text
+HEADER = 1.3  # the line above the first row, where the cuBLAS line is named
+
+
+def _title(ax: Any, text: str, left_in: float = PAD_IN) -> float:
+    """A title over the axes, wrapped to their width; returns the height it takes above them."""
+    wrapped = wrap(text, WIDTH_IN - left_in - RIGHT_IN, TITLE_PT)
+    ax.set_title(wrapped, loc="left")
+    return lines_in(wrapped) * TITLE_LINE_IN + 0.2
+
+
+def _xlabel(ax: Any, text: str, left_in: float = PAD_IN) -> float:
+    """An x-axis label, wrapped to the axes' width; returns the height of the ticks and the label below the axes."""
+    wrapped = wrap(text, WIDTH_IN - left_in - RIGHT_IN)
+    ax.set_xlabel(wrapped, loc="left")
+    return TICKS_IN + lines_in(wrapped) * LINE_IN + 0.08
+
+
+def _labelled_rows(
+    labels: list[str], band: float = BAR, header: float = HEADER, gap: float = 0.45
+) -> tuple[list[float], list[float], float]:
+    """Rows of a label above a band (a bar, or markers), top-down in lines of text: each label's top, each band's
+    centre, and where the last row ends."""
+    tops, centres, y = [], [], header
+    for label in labels:
+        tops.append(y)
+        centres.append(y + lines_in(label) + band / 2 + 0.1)
+        y = centres[-1] + band / 2 + gap
+    return tops, centres, y
+
+
+def _cublas_line(ax: Any, tflops: float, label: str) -> None:
+    """The same run's cuBLAS as a dashed line through every row, named in the header line above them."""
+    ax.axvline(tflops, color=CUBLAS, linestyle="--", linewidth=1.2)
+    ax.text(tflops, HEADER / 2, f"{label} ", color=CUBLAS, ha="right", va="center")
+
+
 def version_chart(version: str, data: Any = _USE_FILE) -> Figure:
     """Chapter chart: every version's TFLOPS, this one highlighted, earlier ones solid, later ones faint.
 
-    Drawn from the recorded ladder; with ``HOPPER_MATMUL_RERUN_CHARTS=1`` on a Hopper GPU, from a
-    fresh run of this version and cuBLAS (the caption says so).
+    Each version's name and title sit above its bar, whole. Drawn from the recorded ladder; with
+    ``HOPPER_MATMUL_RERUN_CHARTS=1`` on a Hopper GPU, from a fresh run of this version and cuBLAS.
     """
     versions.get(version)  # VersionError (a ValueError) names the known versions
     rerun_on = None
     if data is _USE_FILE:
         data, rerun_on = rerun.ladder_for(version, numbers.load_default())
-    text = captions.ladder_caption(data, rerun_on=rerun_on)
     fig, ax = new_figure()
     run = numbers.ladder(data)
     if run is None or version not in run["rows"]:
-        return empty_panel(fig, ax, f"{versions.label(version)}: {NOT_MEASURED}", text)
+        return empty_panel(fig, ax, f"{versions.label(version)}: {NOT_MEASURED}")
     rows = run["rows"]
     order = list(versions.names())
     current = order.index(version)
-    ys = list(range(len(order)))[::-1]
-    for y, name in zip(ys, order, strict=True):
-        index = order.index(name)
+    labels = [wrap(f"{versions.label(n)}  {versions.title(n)}", TEXT_WIDTH_IN) for n in order]
+    tops, centres, end = _labelled_rows(labels)
+    for index, (name, label, top, centre) in enumerate(zip(order, labels, tops, centres, strict=True)):
         colour = HIGHLIGHT if index == current else EARLIER if index < current else LATER
+        weight = "bold" if index == current else "normal"
+        ink = INK if index <= current else MUTED
+        ax.text(0, top, label, va="top", ha="left", color=ink, fontweight=weight, linespacing=1.1)
         if name not in rows:
-            ax.text(2, y, NOT_MEASURED if rerun_on is None else "not in this run", va="center", fontsize=8, color=MUTED)
+            ax.text(0, centre, NOT_MEASURED if rerun_on is None else "not in this run", va="center", color=MUTED)
             continue
         t = rows[name]["tflops"]
-        ax.barh(y, t, color=colour, height=0.7)
-        weight = "bold" if index == current else "normal"
-        ax.text(t, y, f" {t:.0f}", va="center", fontsize=8, color=INK if index <= current else MUTED, fontweight=weight)
-    cublas = rows["cublas"]["tflops"]
-    ax.axvline(cublas, color=CUBLAS, linestyle="--", linewidth=1.2)
-    ax.text(cublas, len(order) - 0.35, f"cuBLAS {cublas:.0f} ", color=CUBLAS, ha="right", va="bottom", fontsize=8)
-    names = [f"{versions.label(n)}  {textwrap.shorten(versions.title(n), 26, placeholder='...')}" for n in order]
-    ax.set_yticks(ys, names, fontsize=8)
-    ax.set_ylim(-0.6, len(order) - 0.1)
-    ax.set_xlim(0, max(r["tflops"] for r in rows.values()) * 1.15)
-    ax.set_xlabel(f"TFLOPS at {numbers.shape_text(run['shape'])} (higher is better)")
+        ax.barh(centre, t, color=colour, height=BAR)
+        ax.text(t, centre, f" {t:.0f}", va="center", color=ink, fontweight=weight, bbox=_BEHIND_TEXT)
+    _cublas_line(ax, rows["cublas"]["tflops"], f"cuBLAS {rows['cublas']['tflops']:.0f}")
+    ax.set_xlim(0, max(r["tflops"] for r in rows.values()) * 1.18)
+    ax.set_ylim(end, 0)
+    ax.set_yticks([])
+    ax.spines["left"].set_visible(False)
     ax.grid(axis="y", visible=False)
+    ax.xaxis.set_major_locator(_ticks())
     ratio = numbers.format_interval(rows[version]["ratio_to_cublas"])
-    ax.set_title(f"{versions.label(version)}: {rows[version]['tflops']:.0f} TFLOPS, {ratio} cuBLAS", loc="left")
-    fig.subplots_adjust(left=0.36, right=0.97, top=0.88, bottom=0.27)
-    footer(fig, text)
+    top_in = _title(ax, f"{versions.label(version)}: {rows[version]['tflops']:.0f} TFLOPS, {ratio} cuBLAS")
+    bottom_in = _xlabel(ax, f"TFLOPS at {numbers.shape_text(run['shape'])} (higher is better)")
+    fit(fig, [ax], [end * LINE_IN], top_in=top_in, bottom_in=bottom_in)
     return fig
+
+
+def _ticks() -> Any:
+    from matplotlib.ticker import MaxNLocator
+
+    return MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10])
 
 
 def summary_chart(data: Any = _USE_FILE) -> Figure:
     """Index chart: the ladder's TFLOPS, cuBLAS's line, and two peaks: at each row's measured clock, and published."""
     data = _data(data)
-    fig, ax = new_figure(7.0, 4.0)
+    fig, ax = new_figure()
     run = numbers.ladder(data)
-    text = captions.ladder_caption(data)
+    first, last = versions.label(versions.names()[0]), versions.label(versions.names()[-1])
     if run is None:
-        return empty_panel(fig, ax, f"V0\u2013V6: {NOT_MEASURED}", text)
+        return empty_panel(fig, ax, f"{first}\u2013{last}: {NOT_MEASURED}")
     names = _ladder_names()
     rows = run["rows"]
     top = 1.0
-    for x, name in enumerate(names):
+    for y, name in enumerate(names):
         row = rows.get(name)
         if row is None:
-            ax.text(x, 5, NOT_MEASURED, rotation=90, ha="center", va="bottom", fontsize=7.5, color=MUTED)
+            ax.text(5, y, NOT_MEASURED, va="center", color=MUTED)
             continue
-        ax.bar(x, row["tflops"], color=CUBLAS if name == "cublas" else HIGHLIGHT, width=0.7)
-        ax.text(x, row["tflops"], f"{row['tflops']:.0f}", ha="center", va="bottom", fontsize=8)
+        ax.barh(y, row["tflops"], color=CUBLAS if name == "cublas" else HIGHLIGHT, height=0.7)
+        ax.text(row["tflops"], y, f" {row['tflops']:.0f}", va="center", bbox=_BEHIND_TEXT)
         top = max(top, row["tflops"])
         if row.get("sm_clock_mhz") is not None:
             peak = numbers.peak_at_clock(data, row)
-            ax.hlines(peak, x - 0.38, x + 0.38, color=PEAK, linewidth=1.3)
+            ax.vlines(peak, y - 0.38, y + 0.38, color=PEAK, linewidth=1.5)
             top = max(top, peak)
-    ax.plot([], [], color=PEAK, linewidth=1.3, label="tensor-core peak at the SM clock each ran at")
+    handles: list[Any] = [Line2D([], [], color=PEAK, linewidth=1.5)]
+    labels = ["peak at the SM clock each ran at"]
     cublas = rows["cublas"]["tflops"]
-    ax.axhline(cublas, color=CUBLAS, linestyle="--", linewidth=1.1, label=f"cuBLAS, same run ({cublas:.0f})")
+    handles.append(ax.axvline(cublas, color=CUBLAS, linestyle="--", linewidth=1.1))
+    labels.append(f"cuBLAS, same run ({cublas:.0f})")
     published = data["gpu"].get("published_dense_fp16_tflops")
     if published:
-        ax.axhline(published, color=PEAK, linestyle=":", linewidth=1.3, label=f"datasheet dense FP16 ({published:g})")
+        handles.append(ax.axvline(published, color=PEAK, linestyle=":", linewidth=1.4))
+        labels.append(f"datasheet dense FP16 peak ({published:g})")
         top = max(top, published)
-    ax.set_xticks(range(len(names)), [versions.label(n) for n in names])
-    ax.set_ylim(0, top * 1.3)
-    ax.set_ylabel(f"TFLOPS at {numbers.shape_text(run['shape'])}")
-    ax.grid(axis="x", visible=False)
-    ax.legend(loc="upper left", fontsize=7.5, frameon=False, ncol=2)
-    ax.set_title(f"From V0 to V6 on {data['gpu']['name']}", loc="left")
-    fig.subplots_adjust(left=0.1, right=0.98, top=0.9, bottom=0.25)
-    footer(fig, text)
+    tick_labels = [versions.label(n) for n in names]
+    ax.set_yticks(range(len(names)), tick_labels)
+    ax.set_ylim(len(names) - 0.5, -0.5)
+    ax.set_xlim(0, top * 1.08)
+    ax.xaxis.set_major_locator(_ticks())
+    ax.grid(axis="y", visible=False)
+    left_in = PAD_IN + max(text_width_in(t) for t in tick_labels) + 0.12
+    top_in = _title(ax, f"From {first} to {last} on {data['gpu']['name']}", left_in)
+    legend_in = legend_below(fig, handles, labels)
+    bottom_in = _xlabel(ax, f"TFLOPS at {numbers.shape_text(run['shape'])}", left_in) + legend_in
+    fit(fig, [ax], [len(names) * LINE_IN * 1.35], top_in=top_in, bottom_in=bottom_in, left_in=left_in)
     return fig
 
 
@@ -140,57 +207,77 @@ def _sweep_order(runs: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list
 
 
 def sweep_chart(data: Any = _USE_FILE) -> Figure:
-    """Per shape: each implementation as a ratio to that run's cuBLAS with its 95% interval; TFLOPS below."""
+    """Per shape (a row each, its name above): each implementation as a ratio to that run's cuBLAS with its 95%
+    interval; TFLOPS below."""
     data = _data(data)
     runs = [] if data is None else list(data.get("sweep", []))
-    text = captions.sweep_caption(data)
     if not runs:
-        fig, ax = new_figure(7.0, 3.6)
-        return empty_panel(fig, ax, f"Shape sweep: {NOT_MEASURED}", text)
-    fig, (top, bottom) = new_figure(7.0, 6.2, rows=2)
+        fig, ax = new_figure()
+        return empty_panel(fig, ax, f"Shape sweep: {NOT_MEASURED}")
+    fig, (top, bottom) = new_figure(rows=2)
     runs, impls = _sweep_order(runs)
     others = iter(OTHER_SERIES * 4)
     colours = {impl: SERIES.get(impl) or next(others) for impl in impls}
+    markers = {impl: "o" if versions.is_version_name(impl) else "D" for impl in impls}
     ours = [i for i in impls if i != "cublas"]
-    width = 0.7 / max(len(ours), 1)
-    for j, impl in enumerate(ours):
-        xs, med, err = [], [], [[], []]
-        for x, r in enumerate(runs):
+    step = 0.2  # lines of text between two implementations' markers in a row
+    band = max(BAR, step * len(impls))
+    shapes = [numbers.shape_text(r["shape"]) for r in runs]
+    tops, centres, end = _labelled_rows(shapes, band, header=0.2, gap=0.3)
+    offset = {impl: step * (j - (len(impls) - 1) / 2) for j, impl in enumerate(impls)}
+    for impl in ours:
+        ys, med, err = [], [], [[], []]
+        for centre, r in zip(centres, runs, strict=True):
             if impl in r["rows"]:
                 iv = r["rows"][impl]["ratio_to_cublas"]
-                xs.append(x - 0.35 + width * (j + 0.5))
+                ys.append(centre + offset[impl])
                 med.append(iv["median"])
                 err[0].append(iv["median"] - iv["low"])
                 err[1].append(iv["high"] - iv["median"])
         top.errorbar(
-            xs, med, yerr=err, fmt="o", markersize=3.5, capsize=2.5, color=colours[impl], label=versions.label(impl)
-        )
-    top.axhline(1.0, color=CUBLAS, linestyle="--", linewidth=1.1, label="cuBLAS (same run)")
-    top.set_ylabel("\u00d7 cuBLAS (95% interval)")
-    top.margins(y=0.15)
-    top.set_title(f"Against cuBLAS, shape by shape, on {data['gpu']['name']}", loc="left")
-    for impl in impls:
-        points = [(x, r["rows"][impl]["tflops"]) for x, r in enumerate(runs) if impl in r["rows"]]
-        style = "-" if versions.is_version_name(impl) else "--"
-        bottom.plot(
-            [p[0] for p in points],
-            [p[1] for p in points],
-            style,
-            marker="o",
-            markersize=3,
+            med,
+            ys,
+            xerr=err,
+            fmt=markers[impl],
+            markersize=4,
+            capsize=2.5,
             color=colours[impl],
             label=versions.label(impl),
-            linewidth=1.3,
         )
-    bottom.set_ylim(0, max(r["rows"][i]["tflops"] for r in runs for i in r["rows"]) * 1.1)
-    bottom.legend(loc="lower right", fontsize=7.5, frameon=True, ncol=3)
-    bottom.set_ylabel("TFLOPS")
-    bottom.set_xticks(
-        range(len(runs)), [numbers.shape_text(r["shape"]) for r in runs], rotation=30, ha="right", fontsize=7.5
-    )
-    top.tick_params(labelbottom=False)
-    fig.subplots_adjust(left=0.11, right=0.98, top=0.94, bottom=0.24, hspace=0.12)
-    footer(fig, text)
+    top.axvline(1.0, color=CUBLAS, linestyle="--", linewidth=1.1)
+    top.margins(x=0.08)
+    for impl in impls:
+        points = [
+            (c + offset[impl], r["rows"][impl]["tflops"])
+            for c, r in zip(centres, runs, strict=True)
+            if impl in r["rows"]
+        ]
+        bottom.plot(
+            [p[1] for p in points],
+            [p[0] for p in points],
+            linestyle="none",
+            marker=markers[impl],
+            markersize=4.5,
+            color=colours[impl],
+            label=versions.label(impl),
+        )
+    bottom.set_xlim(0, max(r["rows"][i]["tflops"] for r in runs for i in r["rows"]) * 1.08)
+    for ax in (top, bottom):
+        for y, shape in zip(tops, shapes, strict=True):
+            ax.text(0, y, shape, va="top", ha="left", transform=ax.get_yaxis_transform())
+        ax.set_ylim(end, 0)
+        ax.set_yticks([])
+        ax.spines["left"].set_visible(False)
+        ax.grid(axis="y", visible=False)
+        ax.xaxis.set_major_locator(_ticks())
+    title_in = _title(top, f"Against cuBLAS, shape by shape, on {data['gpu']['name']}")
+    gap_in = _xlabel(top, "\u00d7 cuBLAS, same run (95% interval)") + 0.15
+    handles = [Line2D([], [], linestyle="none", marker=markers[i], color=colours[i]) for i in ours]
+    handles.append(Line2D([], [], color=CUBLAS, linestyle="--", marker=markers.get("cublas")))
+    labels = [versions.label(i) for i in ours] + ["cuBLAS, same run"]
+    legend_in = legend_below(fig, handles, labels)
+    bottom_in = _xlabel(bottom, "TFLOPS") + legend_in
+    fit(fig, [top, bottom], [end * LINE_IN] * 2, top_in=title_in, bottom_in=bottom_in, gap_in=gap_in)
     return fig
 
 
@@ -198,50 +285,45 @@ def steps_chart(data: Any = _USE_FILE) -> Figure:
     """Waterfall of the ladder: each step a floating bar from the previous version's TFLOPS to its own.
 
     The bar's colour is the step's verdict; the error bar is the step's 95% interval applied to the
-    previous version's TFLOPS, and the label the paired step ratio with its interval.
+    previous version's TFLOPS, and the label above the bar the paired step ratio with its interval.
     """
     data = _data(data)
-    text = captions.ladder_caption(data)
-    fig, ax = new_figure(7.0, 4.0)
+    fig, ax = new_figure()
     steps = numbers.ladder_steps(data)
+    first, last = versions.label(versions.names()[0]), versions.label(versions.names()[-1])
     if not steps:
-        return empty_panel(fig, ax, f"Steps V0\u2013V6: {NOT_MEASURED}", text)
+        return empty_panel(fig, ax, f"Steps {first}\u2013{last}: {NOT_MEASURED}")
     rows = numbers.ladder(data)["rows"]
-    labels, top = [], 1.0
-    for x, (impl, step) in enumerate(steps):
-        base = rows[step["over"]]["tflops"]
-        height = rows[impl]["tflops"] - base
-        rule = numbers.verdict(step)
-        ax.bar(x, height, bottom=base, color=VERDICT_COLOURS[rule], width=0.6)
-        low, high = base * step["low"], base * step["high"]
-        mid = base * step["median"]
-        ax.errorbar([x], [mid], yerr=[[mid - low], [high - mid]], fmt="none", ecolor=INK, capsize=3, linewidth=1)
-        median, _, interval = numbers.format_interval(step).partition(" ")
-        ax.text(
-            x,
-            max(base, rows[impl]["tflops"], high) + 8,
-            f"{median}\n{interval}",
-            ha="center",
-            va="bottom",
-            fontsize=7,
-            linespacing=1.1,
-            bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5},
+    labels = [
+        wrap(
+            f"{versions.label(step['over'])}\u2192{versions.label(impl)}  {numbers.format_interval(step)}",
+            TEXT_WIDTH_IN,
         )
-        if x + 1 < len(steps):
-            ax.hlines(rows[impl]["tflops"], x + 0.3, x + 0.7, color=MUTED, linewidth=0.8)
-        labels.append(f"{versions.label(step['over'])}\u2192{versions.label(impl)}")
-        top = max(top, high, rows[impl]["tflops"])
+        for impl, step in steps
+    ]
+    tops, centres, end = _labelled_rows(labels)
+    top = 1.0
+    for i, ((impl, step), label) in enumerate(zip(steps, labels, strict=True)):
+        base = rows[step["over"]]["tflops"]
+        after = rows[impl]["tflops"]
+        ax.text(0, tops[i], label, va="top", ha="left", linespacing=1.1)
+        ax.barh(centres[i], after - base, left=base, color=VERDICT_COLOURS[numbers.verdict(step)], height=BAR)
+        low, high, mid = base * step["low"], base * step["high"], base * step["median"]
+        ax.errorbar([mid], [centres[i]], xerr=[[mid - low], [high - mid]], fmt="none", ecolor=INK, capsize=3, lw=1)
+        if i + 1 < len(steps):
+            ax.vlines(after, centres[i] + BAR / 2, centres[i + 1] - BAR / 2, color=MUTED, linewidth=0.8)
+        top = max(top, high, after)
     cublas = rows["cublas"]["tflops"]
-    ax.axhline(cublas, color=CUBLAS, linestyle="--", linewidth=1.1)
-    ax.text(-0.45, cublas, f"cuBLAS, same run ({cublas:.0f})", color=CUBLAS, ha="left", va="bottom", fontsize=8)
-    for rule, colour in VERDICT_COLOURS.items():
-        ax.bar([0], [0], color=colour, label=rule)
-    ax.legend(loc="lower right", fontsize=7.5, frameon=True, title="verdict (95% interval vs 1.0)", title_fontsize=7.5)
-    ax.set_xticks(range(len(steps)), labels)
-    ax.set_ylim(0, max(top, cublas) * 1.2)
-    ax.set_ylabel(f"TFLOPS at {numbers.shape_text(numbers.ladder(data)['shape'])}")
-    ax.grid(axis="x", visible=False)
-    ax.set_title("What each step bought", loc="left")
-    fig.subplots_adjust(left=0.1, right=0.98, top=0.9, bottom=0.25)
-    footer(fig, text)
+    _cublas_line(ax, cublas, f"cuBLAS, same run ({cublas:.0f})")
+    ax.set_xlim(0, max(top, cublas) * 1.08)
+    ax.set_ylim(end, 0)
+    ax.set_yticks([])
+    ax.spines["left"].set_visible(False)
+    ax.grid(axis="y", visible=False)
+    ax.xaxis.set_major_locator(_ticks())
+    handles = [Patch(color=colour) for colour in VERDICT_COLOURS.values()]
+    legend_in = legend_below(fig, handles, list(VERDICT_COLOURS), title="verdict (95% interval against 1.0)")
+    top_in = _title(ax, "What each step bought")
+    bottom_in = _xlabel(ax, f"TFLOPS at {numbers.shape_text(numbers.ladder(data)['shape'])}") + legend_in
+    fit(fig, [ax], [end * LINE_IN], top_in=top_in, bottom_in=bottom_in)
     return fig

@@ -256,3 +256,46 @@ def test_the_ladder_table_scrolls_inside_its_own_box_on_a_phone(browser: Any, ba
     assert fits or box["overflow"] in ("auto", "scroll"), f"the ladder table overflows its box: {box}"
     assert box["tag"] != "ARTICLE" or fits, f"the ladder table has no scrolling box of its own: {box}"
     assert box["left"] >= 0 and box["right"] <= 391, f"the ladder table's box leaves the screen: {box}"
+
+
+# Each chart's <img> at phone width: its box inside the panel's padding, its natural size, its file.
+CHART_SIZES = """els => els.map(e => {
+  const style = getComputedStyle(e);
+  const padding = parseFloat(style.paddingLeft) + parseFloat(style.paddingRight);
+  return {src: e.getAttribute("src"), natural: e.naturalWidth, shown: e.clientWidth - padding};
+})"""
+
+
+def test_charts_on_a_phone_show_no_text_under_9_pt_and_none_overlapping(browser: Any, base_url: str) -> None:
+    """At 390 px, each chart is drawn again from plots/ (from the results the site was built from) and its text is
+    checked at the scale the phone shows it: 9 pt or more, no overlap, nothing outside the figure (chart_text.py).
+    The phone must also give each chart the width the chart test assumes (chartkit.PHONE_CHART_PX)."""
+    import chart_text
+
+    from matmul_site import chartkit, paths
+
+    ctx = browser.new_context(viewport={"width": 390, "height": 900})
+    shown: dict[str, tuple[str, float, float]] = {}
+    try:
+        page = ctx.new_page()
+        for path in SAMPLED:
+            page.goto(base_url + path, wait_until="load")
+            for chart in page.eval_on_selector_all("article .results-chart img", CHART_SIZES):
+                stem = chart["src"].rsplit("/", 1)[-1].removesuffix(".svg")
+                shown.setdefault(stem, (path, chart["natural"], chart["shown"]))
+    finally:
+        ctx.close()
+    assert {f"plot_{v}" for v in ("summary", "sweep", "steps")} <= set(shown), f"charts seen: {sorted(shown)}"
+    problems = []
+    for stem, (path, natural, width) in sorted(shown.items()):
+        if width < min(natural, chartkit.PHONE_CHART_PX) - 1:
+            problems.append(
+                f"{path}: {stem} is {width:.0f} px wide, less than the {chartkit.PHONE_CHART_PX} px assumed"
+            )
+        fig = chart_text.draw(paths.PLOTS_DIR / f"{stem}.py")
+        drawn = chart_text.natural_width_px(fig)
+        assert abs(drawn - natural) <= 1, (
+            f"{stem}: the site's chart is {natural} px wide, plots/{stem}.py draws {drawn}"
+        )
+        problems += [f"{path}: {stem}: {p}" for p in chart_text.layout_problems(fig, scale=min(1.0, width / natural))]
+    assert not problems, "\n".join(problems)

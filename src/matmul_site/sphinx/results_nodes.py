@@ -9,7 +9,7 @@ from sphinx import addnodes
 from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
 
-from matmul_site import numbers, paths, results, versions
+from matmul_site import captions, numbers, paths, results, versions
 
 NOT_MEASURED = numbers.NOT_MEASURED
 NOT_RECORDED = numbers.NOT_RECORDED
@@ -86,8 +86,20 @@ def impl_cell(env: Any, impl: str) -> nodes.Node:
     return value_node(versions.label(impl))
 
 
+def method_link() -> nodes.Node:
+    """The link that ends every caption: the method is explained on the method page, and only there."""
+    ref = addnodes.pending_xref("", refdomain="std", reftype="doc", reftarget="/method", refexplicit=True)
+    ref += nodes.inline(captions.METHOD_LINK, captions.METHOD_LINK)
+    return ref
+
+
 def caption_para(text: str) -> nodes.paragraph:
-    return nodes.paragraph(text, text, classes=["results-caption"])
+    """A table's caption (matmul_site.captions: what and which run), then the link to the method page."""
+    para = nodes.paragraph("", "", classes=["results-caption"])
+    para += nodes.Text(f"{text} ")
+    para += method_link()
+    para += nodes.Text(".")
+    return para
 
 
 def pending(text: str) -> nodes.paragraph:

@@ -223,6 +223,7 @@ class ResultsProvenance(SphinxDirective):
             ["Order", m["order"]],
             ["Statistic", f"{m['statistic']}; {m['interval']}"],
             ["Clocks and power", m["clocks"]],
+            *[[f"Run {run_id} (earlier method)", note] for run_id, note in (m.get("earlier_runs") or {}).items()],
             ["Dates", captions.dates(runs) if runs else NOT_MEASURED],
             ["Results file", f"plots/results/{path.name}" if path else NOT_MEASURED],
         ]
@@ -306,23 +307,24 @@ class ResultsChart(SphinxDirective):
         data = page_data(self.env)
         needs = self.options.get("requires", "any")
         if needs == "sweep":
-            ready, caption = bool(data and data.get("sweep")), captions.sweep_caption(data)
+            ready, caption = bool(data and data.get("sweep")), captions.chart_caption(script, data)
             missing = f"The shape sweep is {NOT_MEASURED}."
         elif needs in ("any", "steps"):
             ready = numbers.ladder(data) is not None and (needs == "any" or bool(numbers.ladder_steps(data)))
-            caption = captions.ladder_caption(data)
+            caption = captions.chart_caption(script, data)
             missing = f"No ladder is measured yet, so the chart is not drawn: {NOT_MEASURED}."
         elif needs in versions.names():
             data, rerun_on = rerun.ladder_for(needs, data)
             ready = numbers.ladder(data) is not None and needs in numbers.ladder(data)["rows"]
-            caption = captions.ladder_caption(data, rerun_on=rerun_on)
+            caption = captions.chart_caption(script, data, rerun_on=rerun_on)
             missing = f"{versions.label(needs)} is not measured yet, so its chart is not drawn: {NOT_MEASURED}."
         else:
             raise self.error(f"results-chart: :requires: {needs!r} is not a version, any, sweep or steps")
         if not ready:
             return [pending(missing)]
         alt = self.options.get("alt", f"Chart drawn by plots/{script} from the results file")
-        lines = [f".. plot:: {script}", f"   :alt: {alt}", f"   :caption: {_escape(caption)}", ""]
+        link = f":doc:`{captions.METHOD_LINK} </method>`."
+        lines = [f".. plot:: {script}", f"   :alt: {alt}", f"   :caption: {_escape(caption)} {link}", ""]
         container = nodes.container(classes=["results-chart"])
         self.state.nested_parse(StringList(lines, source=self.get_source_info()[0]), self.content_offset, container)
         return [container]
