@@ -15,10 +15,10 @@ from typing import Any
 from docutils import nodes
 from sphinx.application import Sphinx
 
-from matmul_site import paths
+from matmul_site import chartkit, paths
 
 OG_CHARTS = "_static/og"  # where the PNG copies of the charts go in the built site
-OG_DPI = 170  # a 7-inch-wide chart becomes about 1200 px, the size previews ask for
+OG_DPI = round(1200 / chartkit.WIDTH_IN)  # a chart becomes about 1200 px wide, the size previews ask for
 LADDER = "plot_summary"
 
 
