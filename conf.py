@@ -24,6 +24,7 @@ extensions = [
     "matplotlib.sphinxext.plot_directive",
     "matmul_site.sphinx.results_role",  # :result:`v3.tflops`, results-ladder/-performance/-provenance/-chart
     "matmul_site.sphinx.kernel_source",  # .. kernel-source:: v3 (literalinclude of examples/hopper_matmul/matmul_v3.py)
+    "matmul_site.sphinx.kernel_diff",  # .. kernel-diff:: v3 (the whole diff against matmul_v2.py, collapsible)
     "matmul_site.sphinx.budget_box",  # .. budget-box:: v3 (occupancy, intensity, waves: computed, never typed)
     "matmul_site.sphinx.link_preview",  # og:image = the page's chart as PNG, og:description = its first sentence
     "notfound.extension",  # 404.html with absolute links, served by GitHub Pages for any missing page

@@ -581,3 +581,24 @@ def test_captions_are_short_and_link_the_method_which_only_the_method_page_tells
     assert not {name: m for name, m in told.items() if m}, (
         f"pages that repeat the method: { {n: m for n, m in told.items() if m} }"
     )
+
+
+@pytest.mark.slow
+def test_each_chapter_from_v1_offers_its_whole_kernel_diff_collapsed_under_what_changed(site: Path) -> None:
+    from matmul_site.sphinx.kernel_diff import kernel_diff
+
+    for chapter in CHAPTERS:
+        page = (site / "chapters" / f"{chapter}.html").read_text(encoding="utf-8")
+        boxes = re.findall(r'<details class="kernel-diff">(.*?)</details>', page, re.S)
+        if chapter == CHAPTERS[0]:
+            assert not boxes, f"{chapter} has no version before it, yet shows a diff"
+            continue
+        assert len(boxes) == 1, f"{chapter}: {len(boxes)} kernel diffs"
+        section = page[page.index('id="what-changed-from-') : page.index('id="concepts"')]
+        assert '<details class="kernel-diff">' in section, f"{chapter}: the diff is not under 'What changed'"
+        before, text, added, removed = kernel_diff(chapter)
+        assert f"matmul_{chapter}.py against matmul_{before}.py: {added} lines added, {removed} removed" in boxes[0]
+        shown = html.unescape(re.sub(r"<[^>]+>", "", boxes[0].split("</summary>", 1)[1]))
+        assert [line for line in text.splitlines() if line.strip()] == [
+            line for line in shown.splitlines() if line.strip()
+        ], f"{chapter}: the page's diff is not the whole diff"

@@ -66,6 +66,7 @@ def test_every_image_and_chart_is_loaded_with_nonzero_size(visit: Callable[[str]
 
 # Clicks every copy button in the page and reads the clipboard after each click, in one round trip.
 CLICK_EVERY_COPY_BUTTON = """async () => {
+  for (const box of document.querySelectorAll("details")) box.open = true;  // a reader opens it to see the code
   const seen = [];
   for (const block of document.querySelectorAll("div.highlight")) {
     const button = block.querySelector("button.copybtn");
@@ -299,3 +300,31 @@ def test_charts_on_a_phone_show_no_text_under_9_pt_and_none_overlapping(browser:
         )
         problems += [f"{path}: {stem}: {p}" for p in chart_text.layout_problems(fig, scale=min(1.0, width / natural))]
     assert not problems, "\n".join(problems)
+
+
+def test_an_opened_kernel_diff_scrolls_inside_its_own_box_on_a_phone(browser: Any, base_url: str) -> None:
+    chapter = sorted((p for p in PAGES if re.fullmatch(r"chapters/v\d+\.html", p)), key=lambda p: int(p[10:-5]))[-1]
+    ctx = browser.new_context(viewport={"width": 390, "height": 900})
+    try:
+        page = ctx.new_page()
+        page.goto(base_url + chapter, wait_until="load")
+        diff = page.locator("article details.kernel-diff")
+        assert diff.count() == 1, f"{chapter}: {diff.count()} kernel diffs"
+        shown = "document.querySelector('details.kernel-diff pre').checkVisibility()"
+        assert not page.evaluate(shown), f"{chapter}: the diff is not collapsed"
+        diff.locator("summary").click()
+        box = page.evaluate(
+            """() => {
+              const pre = document.querySelector("details.kernel-diff pre");
+              const r = pre.getBoundingClientRect();
+              return {open: pre.checkVisibility(), left: r.left, right: r.right, height: r.height,
+                      overflow: getComputedStyle(pre).overflowX, wide: pre.scrollWidth > pre.clientWidth,
+                      page: document.documentElement.scrollWidth - window.innerWidth};
+            }"""
+        )
+    finally:
+        ctx.close()
+    assert box["open"] and box["height"] > 100, f"{chapter}: the diff does not open: {box}"
+    assert box["page"] <= 1, f"{chapter}: the opened diff makes the page scroll sideways by {box['page']} px"
+    assert box["left"] >= 0 and box["right"] <= 391, f"{chapter}: the diff's box leaves the screen: {box}"
+    assert not box["wide"] or box["overflow"] in ("auto", "scroll"), f"{chapter}: long lines are cut off: {box}"
