@@ -38,7 +38,10 @@ def install_cpu_torch(session: nox.Session) -> None:
     try:
         urllib.request.urlopen(f"{TORCH_CPU_INDEX}/torch/", timeout=5).close()
     except OSError as exc:
-        session.log(f"{TORCH_CPU_INDEX} unreachable ({exc.__class__.__name__}): torch comes from the package index")
+        session.log(
+            f"{TORCH_CPU_INDEX} unreachable ({exc.__class__.__name__}): torch comes from the package index, "
+            "as its CUDA build: about 2.8 GB to download and 6 GB on disk instead of 190 MB and 750 MB (README)"
+        )
         session.install(torch_pin(), silent=False)
         return
     session.install("--index-url", TORCH_CPU_INDEX, torch_pin(), silent=False)
