@@ -15,10 +15,10 @@ from typing import Any
 from docutils import nodes
 from sphinx.application import Sphinx
 
-from matmul_site import chartkit, paths
+from matmul_site import paths
 
 OG_CHARTS = "_static/og"  # where the PNG copies of the charts go in the built site
-OG_DPI = round(1200 / chartkit.WIDTH_IN)  # a chart becomes about 1200 px wide, the size previews ask for
+OG_SIZE = (1200, 630)  # px: the landscape image link previews ask for; the chart (drawn for a phone) sits centred
 LADDER = "plot_summary"
 
 
@@ -70,8 +70,26 @@ def write_og_charts(app: Sphinx, exception: BaseException | None) -> None:
         matplotlib.rc_file_defaults()  # as the plot directive does before each script
         runpy.run_path(str(paths.PLOTS_DIR / f"{chart}.py"), run_name=chart)
         (number,) = plt.get_fignums()
-        plt.figure(number).savefig(out / f"{chart}.png", format="png", dpi=OG_DPI)
+        landscape(plt.figure(number), out / f"{chart}.png")
         plt.close("all")
+
+
+def landscape(chart: Any, path: Path) -> None:
+    """The chart, scaled to the preview's height, centred on a white preview-sized PNG."""
+    import io
+
+    import matplotlib.image
+    import matplotlib.pyplot as plt
+
+    width, height = OG_SIZE
+    drawn = io.BytesIO()
+    chart.savefig(drawn, format="png", dpi=height / chart.get_figheight())
+    drawn.seek(0)
+    pixels = matplotlib.image.imread(drawn, format="png")
+    canvas = plt.figure(figsize=(width / 100, height / 100), dpi=100, facecolor="white")
+    canvas.figimage(pixels, xo=max(0, (width - pixels.shape[1]) // 2), yo=0)
+    canvas.savefig(path, format="png", dpi=100, facecolor="white")
+    plt.close(canvas)
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
