@@ -13,7 +13,8 @@ from functools import cache
 from typing import Any
 
 from matmul_site import results, stats, versions
-from tuned import TUNED
+
+TUNED = versions.tuned_configs()
 
 GPU = "NVIDIA H200"
 BENCH_SHAPE = (8192, 8192, 8192)
@@ -134,7 +135,7 @@ def fake_ladder(names: Sequence[str] | None = None) -> dict[str, Any]:
     latencies = {name: LADDER_MS.get(name, 1.6) for name in names} | {"cublas": LADDER_MS["cublas"]}
     titles = {name: versions.title(name) for name in names if name in versions.names()}
     step_over = {later: earlier for earlier, later in zip(names, names[1:], strict=False)}
-    counters = {  # as bench/ncu.py records them: two summary numbers and the raw metrics they came from
+    counters = {  # as matmul_bench.ncu records them: two summary numbers and the raw metrics they came from
         impl: {"tensor_pipe_pct": 40.0 + 5.0 * i, "dram_throughput_pct": 20.0, "ncu_metrics": {"x.pct": 20.0}}
         for i, impl in enumerate(latencies)
     }

@@ -251,15 +251,8 @@ def test_with_the_variable_on_hopper_it_reruns_its_version_and_says_so(
 
 def test_rerun_command_runs_its_version_and_cublas_quick_into_build(tmp_path: Path) -> None:
     command = rerun.command("v4", tmp_path / "v4.json")
-    assert command[1:] == [
-        str(rerun.BENCHMARK),
-        "--ladder",
-        "--versions",
-        "v4",
-        "--quick",
-        "--out",
-        str(tmp_path / "v4.json"),
-    ]
+    out = str(tmp_path / "v4.json")
+    assert command[1:] == ["-m", "matmul_bench", "record", "--ladder", "--versions", "v4", "--quick", "--out", out]
     assert rerun.OUT_DIR.is_relative_to(paths.BUILD_DIR)
 
 

@@ -17,11 +17,12 @@ from typing import Any
 import pytest
 
 import fake_results
-import tryit as runner
+from matmul_bench import tryit as runner
 from matmul_site import budget, numbers, paths, results, tryit_text, versions
 
 EXPERIMENTS = paths.ROOT / "experiments"
 KERNELS = paths.ROOT / "examples" / "hopper_matmul"
+TUNED = versions.tuned_configs()
 
 
 def _spec() -> Any:
@@ -49,9 +50,8 @@ def test_every_edit_old_text_occurs_exactly_once_in_its_kernel_file(version: str
 
 
 def test_every_chapter_has_two_or_three_try_its() -> None:
-    import tuned
 
-    for version in tuned.TUNED:
+    for version in TUNED:
         timed = [v for r in SPEC.RUNS.values() if r["after"] == version for v in r["variants"] if v != r["baseline"]]
         recorded = SPEC.RECORDED.get(version, [])
         count = len(timed) + len(recorded) + len(SPEC.EDITS.get(version, {}))
@@ -59,14 +59,12 @@ def test_every_chapter_has_two_or_three_try_its() -> None:
 
 
 def test_edit_configs_name_only_knobs_the_chapter_tunes() -> None:
-    import tuned
 
     for version, name, entry in EDITS:
-        assert set(entry["config"]) <= set(tuned.TUNED[version]), f"{version}/{name}"
+        assert set(entry["config"]) <= set(TUNED[version]), f"{version}/{name}"
 
 
 def test_timed_runs_compare_with_the_chapter_tuned_configuration_and_are_titled_try_it() -> None:
-    import tuned
 
     assert SPEC.TITLE_PREFIX == results.TRYIT_TITLE_PREFIX
     for name, run in SPEC.RUNS.items():
@@ -74,12 +72,12 @@ def test_timed_runs_compare_with_the_chapter_tuned_configuration_and_are_titled_
         assert run["title"].startswith(results.TRYIT_TITLE_PREFIX), name
         assert run["baseline"] == f"try-{version}" and run["variants"][0] == run["baseline"] and run["kept"] == []
         file, cls, config, _ = SPEC.VARIANTS[run["baseline"]]
-        assert (file, cls, config) == (f"matmul_{version}.py", f"MatmulV{version[1:]}", tuned.TUNED[version])
+        assert (file, cls, config) == (f"matmul_{version}.py", f"MatmulV{version[1:]}", TUNED[version])
         for variant in run["variants"]:
             # Own names: never mistaken for the steps after V6 (the "What each step bought" page globs v6*).
             assert variant.startswith(f"try-{version}"), variant
             assert SPEC.VARIANTS[variant][:2] == (file, cls)
-            assert set(SPEC.VARIANTS[variant][2]) == set(tuned.TUNED[version])
+            assert set(SPEC.VARIANTS[variant][2]) == set(TUNED[version])
 
 
 def _shared_bytes(version: str, config: dict[str, Any]) -> int:
@@ -100,9 +98,8 @@ def test_timed_configs_fit_the_shared_memory_of_one_block(variant: str) -> None:
 
 
 def test_the_v6_four_stage_edit_is_the_one_that_does_not_fit() -> None:
-    import tuned
 
-    config = {**tuned.TUNED["v6"], **SPEC.EDITS["v6"]["stages-4"]["config"]}
+    config = {**TUNED["v6"], **SPEC.EDITS["v6"]["stages-4"]["config"]}
     assert _shared_bytes("v6", config) > 227 * 1024
 
 
@@ -122,7 +119,7 @@ def test_recorded_try_its_name_rows_of_recorded_steps_runs() -> None:
 
 
 def test_the_benchmark_plans_the_timed_runs_from_the_steps_file_flag() -> None:
-    from bench import plan
+    from matmul_bench import plan
 
     args = plan.build_parser().parse_args(["--steps", "all", "--steps-file", str(EXPERIMENTS / "tryit.py")])
     made = plan.make_plan(args)
@@ -140,7 +137,7 @@ def test_the_benchmark_plans_the_timed_runs_from_the_steps_file_flag() -> None:
 def _run_runner(*args: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(paths.ROOT / "src"), os.environ.get("PYTHONPATH", "")]))
     return subprocess.run(
-        [sys.executable, str(KERNELS / "tryit.py"), *args], capture_output=True, text=True, env=env, timeout=120
+        [sys.executable, "-m", "matmul_bench", "tryit", *args], capture_output=True, text=True, env=env, timeout=120
     )
 
 

@@ -22,9 +22,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-import prebuild
-from bench import aggregate, machine, ncu
-from bench.plan import (
+from matmul_bench import aggregate, kernels, machine, ncu, prebuild
+from matmul_bench.plan import (
     BENCH_SHAPE,
     QUICK_DIR,
     Plan,
@@ -35,10 +34,8 @@ from bench.plan import (
     shape_text,
     with_configs,
 )  # fmt: skip
-from bench.worker import WRONG_RESULT
+from matmul_bench.worker import WRONG_RESULT
 from matmul_site import results
-
-BENCHMARK = Path(__file__).resolve().parents[1] / "benchmark.py"
 
 
 class BenchmarkError(Exception):
@@ -87,9 +84,9 @@ def call_worker(job: dict[str, Any], timeout_s: float, prefix: Sequence[str] = (
     with tempfile.TemporaryDirectory(prefix="bench-worker-") as tmp:
         job_path, result_path = Path(tmp) / "job.json", Path(tmp) / "result.json"
         job_path.write_text(json.dumps(job), encoding="utf-8")
-        cmd = [*prefix, sys.executable, str(BENCHMARK), "--worker", str(job_path), str(result_path)]
+        cmd = [*prefix, *kernels.command("worker", str(job_path), str(result_path))]
         # Its own process group, so that a timeout or Ctrl-C also ends what it started (nvcc jobs, ncu's target).
-        proc = subprocess.Popen(cmd, env=dict(os.environ, PYTHONUNBUFFERED="1"), start_new_session=True)
+        proc = subprocess.Popen(cmd, env=dict(kernels.child_env(), PYTHONUNBUFFERED="1"), start_new_session=True)
         try:
             status = proc.wait(timeout=timeout_s)
         except BaseException as exc:
@@ -156,7 +153,11 @@ def build_and_check(plan: Plan) -> Plan:
 
 def method(plan: Plan) -> dict[str, Any]:
     s = plan.settings
-    configs = "autotuned by Tilus at each shape" if plan.autotune else "pinned to those tuned at 8192^3 (tuned.py)"
+    configs = (
+        "autotuned by Tilus at each shape"
+        if plan.autotune
+        else "pinned to those tuned at 8192^3 (each kernel file's TUNED)"
+    )
     return {
         "timer": "CUDA events around each call (torch.cuda.Event), after a check against a float64 reference "
         "with C poisoned by NaN at the timed shape",

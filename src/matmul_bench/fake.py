@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench import machine
-from bench.worker import Prepared
+from matmul_bench import machine
+from matmul_bench.worker import Prepared
 
 FAKE_DEVICE = {"name": "NVIDIA H200", "sm_count": 132, "compute_capability": "9.0", "memory_gb": 139.8, "uuid": "",
                "driver": "580.159.04", "sm_max": 1980.0, "mem_max": 3201.0, "power_limit_w": 700.0}  # fmt: skip

@@ -10,7 +10,7 @@ import statistics
 from collections.abc import Sequence
 from typing import Any
 
-from bench.plan import ImplSpec, RunSpec, Shape
+from matmul_bench.plan import ImplSpec, RunSpec, Shape
 from matmul_site import results, stats
 
 CUBLAS = results.CUBLAS

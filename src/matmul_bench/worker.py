@@ -1,6 +1,6 @@
 """The worker: one fresh process that checks, then times, the implementations of its runs, interleaved.
 
-    benchmark.py --worker JOB.json RESULT.json
+    python -m matmul_bench worker JOB.json RESULT.json
 
 The parent (bench.runner) writes the job, starts this process and reads the result file; progress
 goes to stderr. A job::
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from bench import machine
+from matmul_bench import kernels, machine
 
 WRONG_RESULT = 3
 
@@ -85,7 +85,7 @@ class CudaBackend:
         import torch
 
         if shape not in self._compiled:
-            from bench.plan import TORCH_COMPILE_MODE
+            from matmul_bench.plan import TORCH_COMPILE_MODE
 
             # One static-shape graph per shape, all kept: no dynamo reset, since every run is prepared before
             # any is timed, and a reset would make the earlier shapes recompile inside their timed windows.
@@ -100,7 +100,7 @@ class CudaBackend:
         import torch
 
         import common
-        import prebuild
+        from matmul_bench import prebuild
 
         m, n, k = shape
         if shape not in self._operands:  # every impl of a run is timed on the same inputs
@@ -148,7 +148,7 @@ class CudaBackend:
 
 def make_backend(job: dict[str, Any]) -> Backend:
     if job["backend"] == "fake":
-        from bench.fake import FakeBackend
+        from matmul_bench.fake import FakeBackend
 
         return FakeBackend(job.get("fake") or {}, job["settings"].get("process", 0))
     return CudaBackend()
@@ -216,7 +216,8 @@ def run_job(job: dict[str, Any]) -> tuple[dict[str, Any], int]:
 
 
 def main(argv: Sequence[str]) -> int:
-    """Hidden ``--worker JOB RESULT`` mode of benchmark.py."""
+    """``python -m matmul_bench worker JOB RESULT``: one worker process of a benchmark run (started by the runner)."""
+    kernels.use_kernel_dir()
     job_path, result_path = Path(argv[0]), Path(argv[1])
     job = json.loads(job_path.read_text(encoding="utf-8"))
     # stdout is left to the libraries (Tilus prints tuning progress); the answer goes to the result file.
