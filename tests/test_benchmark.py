@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from conftest import EXAMPLES
-from matmul_bench import aggregate, cli, machine, ncu, plan, runner, worker
+from matmul_bench import aggregate, cli, machine, ncu, plan, replicate, runner, worker
 from matmul_site import results, versions
 
 
@@ -196,7 +196,7 @@ def test_ratios_are_paired_within_rounds_so_a_wandering_clock_cancels() -> None:
 def fake_results_file(ladder: dict[str, Any]) -> dict[str, Any]:
     import fake_results
 
-    return fake_results.provenance() | {"ladder": ladder}
+    return replicate.remerge(fake_results.provenance() | {"ladder": aggregate.as_figure(ladder)})
 
 
 def test_a_run_needs_the_same_rounds_for_every_impl() -> None:
@@ -234,7 +234,7 @@ def test_a_fake_record_runs_the_whole_protocol_and_writes_paired_results_and_a_l
     assert ladder["rows"]["v1"]["step"]["median"] == pytest.approx(3.5 / 2.0)  # the fake's V0 and V1 times
     assert sweep["rows"]["v5"]["ratio_to_cublas"]["median"] == pytest.approx(1.5 / 1.7)  # the sweep's first
     assert steps["rows"]["v6"]["step"] == pytest.approx({"over": "v5", "median": 1.7 / 1.6, "low": 1.7 / 1.6,
-                                                         "high": 1.7 / 1.6})  # fmt: skip
+                                                         "high": 1.7 / 1.6, "verdict": "pays"})  # fmt: skip
     assert (steps["title"], steps["rows"]["v6"]["kept"], steps["rows"]["v5"]["kept"]) == ("a try", True, False)
     assert ladder["rows"]["v2"]["sm_clock_mhz"] == 1755.0 and ladder["rows"]["v2"]["counters"] is None  # no ncu
     assert {r["run_id"] for r in (ladder, sweep, steps)} == {ladder["run_id"]}  # one id for one invocation
