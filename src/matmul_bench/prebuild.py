@@ -37,6 +37,8 @@ def load_class(file: str, cls: str) -> type:
     elif path.stem in sys.modules and Path(getattr(sys.modules[path.stem], "__file__", "")).resolve() == path:
         module = sys.modules[path.stem]
     else:
+        if str(path.parent) not in sys.path:  # an experiment imports its siblings (experiments/streamk.py)
+            sys.path.append(str(path.parent))
         spec = importlib.util.spec_from_file_location(path.stem, path)
         if spec is None or spec.loader is None:
             raise ImportError(f"cannot import {path}")
