@@ -10,6 +10,14 @@ from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent
 
+# Builds are incremental: a build with nothing changed reads no page (tests/test_docs.py). Sphinx still says "The
+# configuration has changed (3 options: 'html_static_path', 'pygments_dark_style', 'sphinx_gallery_conf')" each
+# time, because it compares this file's values with those of the last build before the builder starts, and then
+# furo registers pygments_dark_style (as the theme loads; furo refuses to be listed in `extensions`),
+# sphinx-copybutton appends to html_static_path and sphinx-gallery adds its own keys to sphinx_gallery_conf. None of
+# them makes Sphinx read pages again: it does so only for a changed value that affects reading ("env") and is
+# registered when it compares; the other two affect only the HTML output, whose hash Sphinx takes before they change.
+
 project = "Fast matmul on Hopper with Tilus"
 author = "The hopper-matmul-tutorial authors"
 copyright = "2026, " + author

@@ -19,7 +19,8 @@ offers a zip of the kernel and the modules of its folder that it imports, follow
 recursively (:func:`bundle_files`), with fixed timestamps so that a rebuild writes the same
 bytes. Each card shows the chapter's chart: the PNG that the plot directive drew beside the
 chapter's SVG (:mod:`matmul_site.sphinx.chart_files`), scaled to the card just before the
-gallery's index is read, which is read last for that reason.
+gallery's index is read, which is read last for that reason (in a serial build; with ``-j`` a card may
+show the chart of the build before).
 
 Files this writes keep the time of their inputs (or are left alone when their bytes are the
 same), so that a build with nothing changed finds no page's dependency newer than the page.
