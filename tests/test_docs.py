@@ -14,6 +14,7 @@ import html
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from html.parser import HTMLParser
@@ -90,8 +91,9 @@ def flipped(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-def build(out: Path, results_file: Path, *, rerun_without_hopper: bool = False) -> Path:
-    """sphinx-build -W -n as `nox -s docs` runs it, with deprecation warnings as errors; stderr in out/../stderr.
+def build(out: Path, results_file: Path, *, rerun_without_hopper: bool = False, log: str = "build") -> Path:
+    """sphinx-build -W -n as `nox -s docs` runs it, with deprecation warnings as errors; stderr in out/../stderr,
+    stdout (which pages were read and written) in out/../<log>.log.
 
     ``rerun_without_hopper`` sets the rerun variable with an nvidia-smi on PATH that reports a non-Hopper GPU.
     """
@@ -112,7 +114,14 @@ def build(out: Path, results_file: Path, *, rerun_without_hopper: bool = False) 
     assert done.returncode == 0, f"sphinx-build failed:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
     assert "WARNING" not in done.stderr and "Warning" not in done.stderr, done.stderr
     (out.parent / "stderr").write_text(done.stderr)
+    (out.parent / f"{log}.log").write_text(done.stdout)
     return out
+
+
+def pages_in_log(where: Path, log: str, step: str) -> set[str]:
+    """The pages a build's log says it read (``step="reading sources"``) or wrote (``"writing output"``)."""
+    text = (where / f"{log}.log").read_text()
+    return set(re.findall(rf"^{step}\.\.\. \[\s*\d+%\] (\S+)$", text, re.M))
 
 
 @pytest.fixture(scope="module")
@@ -121,17 +130,31 @@ def fake() -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory, fake: dict[str, Any]) -> Path:
+def built(tmp_path_factory: pytest.TempPathFactory, fake: dict[str, Any]) -> Path:
+    """The site of the fake file, built, then built again with nothing changed (log "again");
+    :func:`flipped_site` later rebuilds it in place, so tests read it through :func:`site`."""
     where = tmp_path_factory.mktemp("site")
     (where / "results.json").write_text(json.dumps(fake))
-    return build(where / "html", where / "results.json")
+    build(where / "html", where / "results.json")
+    build(where / "html", where / "results.json", log="again")
+    return where
 
 
 @pytest.fixture(scope="module")
-def flipped_site(tmp_path_factory: pytest.TempPathFactory, fake: dict[str, Any]) -> Path:
-    where = tmp_path_factory.mktemp("flipped")
-    (where / "results.json").write_text(json.dumps(flipped(fake)))
-    return build(where / "html", where / "results.json")
+def site(built: Path) -> Path:
+    """The fake file's site: a copy of the first build, taken before the flipped file is built over it."""
+    copy = built.parent / f"{built.name}-fake"
+    if not copy.exists():
+        shutil.copytree(built / "html", copy, ignore=shutil.ignore_patterns(".doctrees"))
+    return copy
+
+
+@pytest.fixture(scope="module")
+def flipped_site(built: Path, site: Path, fake: dict[str, Any]) -> Path:
+    """The same build directory, rebuilt after its results file changed to the flipped verdicts (log "flipped"):
+    the words must follow, and only the pages that show something from the file are read again."""
+    (built / "results.json").write_text(json.dumps(flipped(fake)))
+    return build(built / "html", built / "results.json", log="flipped")
 
 
 @pytest.fixture(scope="module")
@@ -326,7 +349,7 @@ def test_gallery_executed_nothing(site: Path) -> None:
 
 
 def test_gallery_staging_adds_a_titled_docstring_and_keeps_the_code(tmp_path: Path) -> None:
-    staged = kernel_source.stage_gallery(tmp_path / "src", thumbnails=False)  # titles: tests/test_gallery.py
+    staged = kernel_source.stage_gallery(tmp_path / "src")  # titles: tests/test_gallery.py
     assert (tmp_path / "src" / "GALLERY_HEADER.rst").is_file()
     for path in staged:
         source = kernel_source.KERNELS / path.name
@@ -334,6 +357,88 @@ def test_gallery_staging_adds_a_titled_docstring_and_keeps_the_code(tmp_path: Pa
         assert text.startswith('r"""\nV')
         assert text.endswith(source.read_text(encoding="utf-8"))
         compile(text, str(path), "exec")
+
+
+def scaled_like_a_card(image: Path, scratch: Path) -> bytes:
+    """An image scaled to a gallery card by sphinx-gallery's own function, as the build scales a chart."""
+    from sphinx_gallery.utils import scale_image
+
+    scale_image(image, scratch / "card.png", 400, 280)  # sphinx-gallery's default thumbnail_size
+    return (scratch / "card.png").read_bytes()
+
+
+@pytest.mark.slow
+def test_gallery_cards_show_each_versions_chart_not_a_placeholder(site: Path, tmp_path: Path) -> None:
+    from sphinx_gallery import glr_path_static
+
+    placeholder = scaled_like_a_card(Path(glr_path_static()) / "no_image.png", tmp_path)
+    cards = {}
+    for chapter in CHAPTERS:
+        if not kernel_source.kernel_path(chapter).exists():
+            continue
+        card = (site / "_images" / f"sphx_glr_matmul_{chapter}_thumb.png").read_bytes()
+        assert card != placeholder, f"the {chapter} card shows sphinx-gallery's placeholder"
+        chart = site / "plot_directive" / "plots" / f"plot_{chapter}.png"  # the plot directive's PNG of the chart
+        assert card == scaled_like_a_card(chart, tmp_path), f"the {chapter} card is not its chapter's chart"
+        cards[chapter] = card
+    assert len(set(cards.values())) == len(cards), "two cards show the same image"
+
+
+@pytest.mark.slow
+def test_link_previews_are_the_plot_directives_own_png_of_each_chart(site: Path) -> None:
+    previews = sorted((site / "_static" / "og").glob("*.png"))
+    assert {p.stem for p in previews} == {f"plot_{c}" for c in CHAPTERS} | {"plot_summary"}
+    for preview in previews:  # drawn once, with the page's SVG: the same bytes, not a second drawing
+        assert preview.read_bytes() == (site / "plot_directive" / "plots" / preview.name).read_bytes(), preview.name
+
+
+def pages_showing_results() -> set[str]:
+    """The pages whose source asks for a value, verdict, table or chart from the results file, and the gallery's
+    index, whose cards show the charts."""
+    asks = re.compile(r":(?:result|verdict):`|^\s*\.\. results-", re.M)
+    pages = {rst.relative_to(DOCS).with_suffix("").as_posix() for rst in RST if asks.search(rst.read_text("utf-8"))}
+    return pages | {"gallery/index"}
+
+
+@pytest.mark.slow
+def test_a_second_build_with_nothing_changed_reads_and_writes_no_page(built: Path) -> None:
+    assert pages_in_log(built, "build", "reading sources") >= pages_showing_results()  # the log is parsed right
+    assert pages_in_log(built, "again", "reading sources") == set()
+    assert pages_in_log(built, "again", "writing output") == set()
+
+
+@pytest.mark.slow
+def test_a_changed_results_file_renders_again_every_page_that_shows_it_and_no_other(
+    built: Path, flipped_site: Path
+) -> None:
+    assert len(pages_showing_results()) >= len(CHAPTERS) + 3
+    assert pages_in_log(built, "flipped", "reading sources") == pages_showing_results()
+    assert pages_in_log(built, "flipped", "writing output") == pages_showing_results()
+
+
+@pytest.mark.slow
+def test_a_changed_results_file_redraws_the_charts_their_previews_and_cards(
+    site: Path, flipped_site: Path, tmp_path: Path
+) -> None:
+    chart = f"plot_{LAST}"  # its title states the last version's ratio to cuBLAS, which the flipped file changes
+    redrawn = (flipped_site / "plot_directive" / "plots" / f"{chart}.png").read_bytes()
+    assert (site / "_images" / f"{chart}.svg").read_bytes() != (flipped_site / "_images" / f"{chart}.svg").read_bytes()
+    assert redrawn != (site / "plot_directive" / "plots" / f"{chart}.png").read_bytes()
+    assert (flipped_site / "_static" / "og" / f"{chart}.png").read_bytes() == redrawn
+    card = flipped_site / "_images" / f"sphx_glr_matmul_{LAST}_thumb.png"
+    assert card.read_bytes() == scaled_like_a_card(flipped_site / "plot_directive" / "plots" / f"{chart}.png", tmp_path)
+
+
+def test_a_broken_results_file_stops_the_build_with_one_line(tmp_path: Path, fake: dict[str, Any]) -> None:
+    broken = tmp_path / "nvidia-h200.json"
+    broken.write_text(json.dumps(fake)[:2000])  # cut short, as an interrupted copy leaves it
+    env = {**os.environ, paths.ENV_RESULTS: str(broken)}
+    command = [sys.executable, "-m", "sphinx", "-q", "-b", "html", "-c", ".", "docs", str(tmp_path / "html")]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
+    lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert len(lines) == 1, "\n".join(lines)
+    assert str(broken) in lines[0] and "not valid JSON" in lines[0] and "nox -s bench" in lines[0], lines[0]
 
 
 # ---------------------------------------------------------------------------- numbers stay true
