@@ -135,10 +135,10 @@ def thumbnail_png(version: str) -> bytes:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from matmul_site import charts, numbers
+    from matmul_site import charts, results
 
     matplotlib.rc_file_defaults()
-    fig = charts.version_chart(version, data=numbers.load_default())
+    fig = charts.version_chart(version, data=results.load_default())
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=THUMB_DPI, metadata={"Software": None})
     plt.close(fig)
