@@ -1,7 +1,7 @@
 """The facts a page may state, by name: ``:fact:`v7.ratio``` in a page prints V7's ratio to cuBLAS.
 
-Each fact is defined once below, as a function whose docstring says what it prints. A name is
-``subject.what``; a family of facts has a placeholder in its name:
+Each fact is defined once below: its name, what it shows (the writers' page, docs/writing.rst, prints
+this), and how it is printed. A name is ``subject.what``; a family of facts has a placeholder in it:
 
 - ``{version}``: a version (``v0``, ``v1``, ...) or ``cublas``, as measured in the ladder;
 - ``{impl}``: a row of the sweep (a version, ``cublas``, ``torch-compile-max-autotune``);
@@ -11,8 +11,7 @@ Each fact is defined once below, as a function whose docstring says what it prin
 - ``{edit}``: a chapter's try-it edit, ``{version}-{name}`` (``v5-release-before-wait``).
 
 A value the file does not hold prints "not measured yet". Tables and charts are facts too, placed by
-the ``fact`` directive (:mod:`matmul_site.sphinx.fact_blocks`); docs/writing.rst lists them all.
-Torch-free and docutils-free.
+the ``fact`` directive (:mod:`matmul_site.sphinx.fact_blocks`). Torch-free and docutils-free.
 """
 
 from __future__ import annotations
@@ -132,105 +131,14 @@ def tryit_entry(data: Data, edit: str) -> dict[str, Any]:
     return need(found[0] if found else None)
 
 
-# ---------------------------------------------------------------------------- the GPU, the problem, the ladder
-
-fact("gpu.sm_count", "How many SMs the benchmark GPU has.", lambda d: str(d["gpu"]["sm_count"]))
-fact(
-    "gpu.peak",
-    "The datasheet's dense FP16 tensor-core peak.",
-    lambda d: f"{need(d['gpu'].get('published_dense_fp16_tflops')):.1f} TFLOPS",
-)
-fact("gpu.power_limit", "The board's power limit.", lambda d: unit_text("watts", d["gpu"].get("power_limit_w")))
-fact("problem.shape", "The ladder's problem size, M×N×K.", lambda d: numfmt.shape_text(d["problem"]))
-fact(
-    "ladder.rounds",
-    "How many interleaved rounds the ladder's run timed.",
-    lambda d: str(need(results.ladder(d))["rounds"]),
-)
-fact(
-    "ladder.processes",
-    "In how many fresh processes those rounds ran.",
-    lambda d: str(need(results.ladder(d))["processes"]),
-)
+def peak_at_clock(data: Data, row: dict[str, Any]) -> float:
+    return results.peak_tflops_at(data, need(row.get("sm_clock_mhz")))
 
 
 def ladder_verdicts(data: Data, rule: str) -> str:
     need(results.ladder(data))
     chosen = [versions.label(i) for i, step in results.ladder_steps(data) if results.verdict(step) == rule]
     return ", ".join(chosen) or "none"
-
-
-for _rule in (results.PAYS, results.PARITY, results.COSTS):
-    fact(
-        f"ladder.{_rule}",
-        f'The versions whose step over the previous one {numfmt.STEP_WORDS[_rule]}: "V1, V2" or "none".',
-        lambda d, rule=_rule: ladder_verdicts(d, rule),
-    )
-
-# ---------------------------------------------------------------------------- a version (or cuBLAS) in the ladder
-
-
-def peak_at_clock(data: Data, row: dict[str, Any]) -> float:
-    return results.peak_tflops_at(data, need(row.get("sm_clock_mhz")))
-
-
-def ladder_fact(what: str, doc: str, value: Callable[[Data, dict[str, Any]], str]) -> None:
-    fact(f"{{version}}.{what}", doc, lambda d, version: value(d, ladder_row(d, version)))
-
-
-ladder_fact("tflops", "Its throughput: TFLOPS from the median latency.", lambda d, r: unit_text("tflops", r["tflops"]))
-ladder_fact("ms", "Its median latency.", lambda d, r: unit_text("ms", r["latency_ms"]))
-ladder_fact(
-    "ratio",
-    "Its speed over the same run's cuBLAS, with the interval.",
-    lambda d, r: numfmt.ratio_text(r["ratio_to_cublas"]),
-)
-ladder_fact(
-    "vs_cublas",
-    'That ratio by the rule: "is ahead of", "is behind" or "is at parity with cuBLAS", then the ratio.',
-    lambda d, r: numfmt.vs_cublas_text(r["ratio_to_cublas"]),
-)
-ladder_fact(
-    "step",
-    'Its step over the previous version by the rule: "pays", "costs" or "is at parity", then the ratio.',
-    lambda d, r: numfmt.step_text(need(r.get("step"))),
-)
-ladder_fact(
-    "sm_clock", "The median SM clock in its timed windows.", lambda d, r: unit_text("mhz", r.get("sm_clock_mhz"))
-)
-ladder_fact("power", "The median board power in its timed windows.", lambda d, r: unit_text("watts", r.get("power_w")))
-ladder_fact(
-    "peak_at_clock",
-    "The tensor cores' peak at that clock: SMs × 4096 FLOP per clock × the clock.",
-    lambda d, r: unit_text("tflops", peak_at_clock(d, r)),
-)
-ladder_fact(
-    "peak_fraction",
-    "Its throughput as a share of the peak at its clock.",
-    lambda d, r: unit_text("pct", 100 * r["tflops"] / peak_at_clock(d, r)),
-)
-ladder_fact(
-    "datasheet_fraction",
-    "Its throughput as a share of the datasheet's peak.",
-    lambda d, r: unit_text("pct", 100 * r["tflops"] / need(d["gpu"].get("published_dense_fp16_tflops"))),
-)
-ladder_fact(
-    "config",
-    'The tuned configuration it ran, as "block_m=..., block_n=..., ...".',
-    lambda d, r: numfmt.config_text(r["config"]),
-)
-ladder_fact(
-    "tensor_pipe",
-    "Nsight Compute: the share of active cycles with the tensor pipe active.",
-    lambda d, r: counter(r, "tensor_pipe_pct", "pct"),
-)
-ladder_fact(
-    "dram_throughput",
-    "Nsight Compute: DRAM throughput as a share of its peak.",
-    lambda d, r: counter(r, "dram_throughput_pct", "pct"),
-)
-
-# ---------------------------------------------------------------------------- the sweep
 
 
 def sweep_counts(data: Data, impl: str) -> str:
@@ -242,54 +150,10 @@ def sweep_counts(data: Data, impl: str) -> str:
     )
 
 
-fact(
-    "{impl}.sweep", "At how many of the sweep's shapes it is behind, at parity with and ahead of cuBLAS.", sweep_counts
-)
-fact(
-    "{impl}.sweep_{shape}",
-    "Its ratio to cuBLAS in the sweep's run at that shape, by the rule.",
-    lambda d, impl, shape: numfmt.vs_cublas_text(need(results.sweep_row(d, impl, shape_of(shape)))["ratio_to_cublas"]),
-)
-
-# ---------------------------------------------------------------------------- a row of a steps run
-
-
 def attempt(row: dict[str, Any]) -> str:
     step = need(row.get("step"))
     words, _, ratio = numfmt.step_text(step).partition(": ")
     return f"{words} over {versions.label(step['over'])}: {ratio}; {'kept' if row.get('kept') else 'not kept'}"
-
-
-def steps_fact(what: str, doc: str, value: Callable[[dict[str, Any]], str]) -> None:
-    fact(f"{{row}}.{what}", doc, lambda d, row: value(steps_row(d, row)))
-
-
-steps_fact(
-    "step",
-    "Its step over its run's baseline, by the rule.",
-    lambda r: numfmt.step_text(need(r.get("step"))),
-)
-steps_fact(
-    "attempt", 'The step as a tried change: "pays over v6-rows: " and the ratio, then "kept" or "not kept".', attempt
-)
-steps_fact(
-    "ratio", "Its speed over its run's cuBLAS, with the interval.", lambda r: numfmt.ratio_text(r["ratio_to_cublas"])
-)
-steps_fact("sm_clock", "The median SM clock in its timed windows.", lambda r: unit_text("mhz", r.get("sm_clock_mhz")))
-steps_fact("dram_read", "Nsight Compute: bytes read from DRAM.", lambda r: counter(r, "dram_read_bytes", "mb"))
-steps_fact("l2_hit", "Nsight Compute: the L2 hit rate.", lambda r: counter(r, "l2_hit_pct", "pct"))
-steps_fact(
-    "smem_wavefronts",
-    "Nsight Compute: shared-memory store wavefronts.",
-    lambda r: counter(r, "smem_store_wavefronts", "count"),
-)
-steps_fact(
-    "smem_conflicts",
-    "Nsight Compute: of those, the ones bank conflicts caused.",
-    lambda r: counter(r, "smem_store_bank_conflicts", "count"),
-)
-
-# ---------------------------------------------------------------------------- a try-it edit
 
 
 def outcome_text(entry: dict[str, Any]) -> str:
@@ -314,21 +178,83 @@ def outcome_text(entry: dict[str, Any]) -> str:
     )
 
 
+def ladder_fact(what: str, doc: str, value: Callable[[Data, dict[str, Any]], str]) -> None:
+    fact(f"{{version}}.{what}", doc, lambda d, version: value(d, ladder_row(d, version)))
+
+
+def steps_fact(what: str, doc: str, value: Callable[[dict[str, Any]], str]) -> None:
+    fact(f"{{row}}.{what}", doc, lambda d, row: value(steps_row(d, row)))
+
+
 def tryit_fact(what: str, doc: str, value: Callable[[dict[str, Any]], str]) -> None:
     fact(f"{{edit}}.{what}", doc, lambda d, edit: value(tryit_entry(d, edit)))
 
 
-tryit_fact(
-    "outcome",
-    'What the edit did on the GPU, checked against float64: "exact in all ... checks", "wrong in ...", "hangs: ...".',
-    outcome_text,
-)
-tryit_fact(
-    "result", "That outcome in a word or two: exact, wrong, hangs, does not build, crashes.", lambda e: e["outcome"]
-)
+# ---------------------------------------------------------------------------- the vocabulary
+# fmt: off
+fact("gpu.sm_count", "How many SMs the benchmark GPU has.", lambda d: str(d["gpu"]["sm_count"]))
+fact("gpu.peak", "The datasheet's dense FP16 tensor-core peak.",
+     lambda d: f"{need(d['gpu'].get('published_dense_fp16_tflops')):.1f} TFLOPS")
+fact("gpu.power_limit", "The board's power limit.", lambda d: unit_text("watts", d["gpu"].get("power_limit_w")))
+fact("problem.shape", "The ladder's problem size, M×N×K.", lambda d: numfmt.shape_text(d["problem"]))
+fact("ladder.rounds", "How many interleaved rounds the ladder's run timed.",
+     lambda d: str(need(results.ladder(d))["rounds"]))
+fact("ladder.processes", "In how many fresh processes those rounds ran.",
+     lambda d: str(need(results.ladder(d))["processes"]))
+for _rule in (results.PAYS, results.PARITY, results.COSTS):
+    fact(f"ladder.{_rule}", f'The versions whose step {numfmt.STEP_WORDS[_rule]}: "V1, V2" or "none".',
+         lambda d, rule=_rule: ladder_verdicts(d, rule))
+
+# A version, or cuBLAS, in the ladder.
+ladder_fact("tflops", "Its throughput: TFLOPS from the median latency.", lambda d, r: unit_text("tflops", r["tflops"]))
+ladder_fact("ms", "Its median latency.", lambda d, r: unit_text("ms", r["latency_ms"]))
+ladder_fact("ratio", "Its speed over the same run's cuBLAS, with the interval.",
+            lambda d, r: numfmt.ratio_text(r["ratio_to_cublas"]))
+ladder_fact("vs_cublas", 'That ratio by the rule: "is ahead of", "behind" or "at parity with cuBLAS", then the ratio.',
+            lambda d, r: numfmt.vs_cublas_text(r["ratio_to_cublas"]))
+ladder_fact("step", 'Its step over the previous version: "pays", "costs" or "is at parity", then the ratio.',
+            lambda d, r: numfmt.step_text(need(r.get("step"))))
+ladder_fact("sm_clock", "The median SM clock in its timed windows.",
+            lambda d, r: unit_text("mhz", r.get("sm_clock_mhz")))
+ladder_fact("power", "The median board power in its timed windows.", lambda d, r: unit_text("watts", r.get("power_w")))
+ladder_fact("peak_at_clock", "The tensor cores' peak at that clock: SMs × 4096 FLOP per clock × the clock.",
+            lambda d, r: unit_text("tflops", peak_at_clock(d, r)))
+ladder_fact("peak_fraction", "Its throughput as a share of the peak at its clock.",
+            lambda d, r: unit_text("pct", 100 * r["tflops"] / peak_at_clock(d, r)))
+ladder_fact("datasheet_fraction", "Its throughput as a share of the datasheet's peak.",
+            lambda d, r: unit_text("pct", 100 * r["tflops"] / need(d["gpu"].get("published_dense_fp16_tflops"))))
+ladder_fact("config", 'The tuned configuration it ran, as "block_m=..., block_n=..., ...".',
+            lambda d, r: numfmt.config_text(r["config"]))
+ladder_fact("tensor_pipe", "Nsight Compute: the share of active cycles with the tensor pipe active.",
+            lambda d, r: counter(r, "tensor_pipe_pct", "pct"))
+ladder_fact("dram_throughput", "Nsight Compute: DRAM throughput as a share of its peak.",
+            lambda d, r: counter(r, "dram_throughput_pct", "pct"))
+
+# The sweep.
+fact("{impl}.sweep", "At how many of the sweep's shapes it is behind, at parity with, ahead of cuBLAS.", sweep_counts)
+fact("{impl}.sweep_{shape}", "Its ratio to cuBLAS in the sweep's run at that shape, by the rule.",
+     lambda d, impl, shape: numfmt.vs_cublas_text(need(results.sweep_row(d, impl, shape_of(shape)))["ratio_to_cublas"]))
+
+# A row of a steps run.
+steps_fact("step", "Its step over its run's baseline, by the rule.", lambda r: numfmt.step_text(need(r.get("step"))))
+steps_fact("attempt", 'The step as a tried change: "pays over v6-rows: " and the ratio, then "kept" or "not kept".',
+           attempt)
+steps_fact("ratio", "Its speed over its run's cuBLAS, with the interval.",
+           lambda r: numfmt.ratio_text(r["ratio_to_cublas"]))
+steps_fact("sm_clock", "The median SM clock in its timed windows.", lambda r: unit_text("mhz", r.get("sm_clock_mhz")))
+steps_fact("dram_read", "Nsight Compute: bytes read from DRAM.", lambda r: counter(r, "dram_read_bytes", "mb"))
+steps_fact("l2_hit", "Nsight Compute: the L2 hit rate.", lambda r: counter(r, "l2_hit_pct", "pct"))
+steps_fact("smem_wavefronts", "Nsight Compute: shared-memory store wavefronts.",
+           lambda r: counter(r, "smem_store_wavefronts", "count"))
+steps_fact("smem_conflicts", "Nsight Compute: of those, the ones bank conflicts caused.",
+           lambda r: counter(r, "smem_store_bank_conflicts", "count"))
+
+# A try-it edit.
+tryit_fact("outcome", 'What the edit did on the GPU, checked against float64: "exact in all ... checks", '
+                      '"wrong in ...", "hangs: ...".', outcome_text)
+tryit_fact("result", "That outcome in a word or two: exact, wrong, hangs, does not build, crashes.",
+           lambda e: e["outcome"])
 tryit_fact("checks", "How many checks ran.", lambda e: str(len(e["checks"])))
-tryit_fact(
-    "wrong_checks",
-    "In how many of them some element was outside tolerance.",
-    lambda e: str(sum(1 for c in e["checks"] if c["bad"])),
-)
+tryit_fact("wrong_checks", "In how many of them some element was outside tolerance.",
+           lambda e: str(sum(1 for c in e["checks"] if c["bad"])))
+# fmt: on

@@ -250,6 +250,8 @@ def _(d: SphinxDirective, data: Data, version: str) -> list[nodes.Node]:
 
 def chart(d: SphinxDirective, script: str, ready: bool, caption: str, missing: str) -> list[nodes.Node]:
     """A chart from plots/ through the plot directive, captioned from the file; or plain words when unmeasured."""
+    if not (paths.PLOTS_DIR / script).is_file():
+        raise d.error(f"{d.arguments[0]}: plots/{script} does not exist")
     d.env.note_dependency(str(paths.PLOTS_DIR / script))
     if not ready:
         return [pending(missing)]
