@@ -12,6 +12,7 @@ import copy
 import filecmp
 import html
 import json
+import math
 import os
 import re
 import shutil
@@ -24,8 +25,9 @@ from typing import Any
 import pytest
 
 from fake_results import fake_file, provenance
-from matmul_site import numbers, pagecheck, paths, rerun, results, stats, tryit_text, versions
-from matmul_site.sphinx import kernel_source, results_nodes, results_role
+from matmul_site import facts, numfmt, paths, rerun, results, stats, versions
+from matmul_site.numfmt import NOT_MEASURED
+from matmul_site.sphinx import fact_blocks, kernel_source, results_nodes, results_role
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -38,16 +40,17 @@ NUMBER_WITH_UNIT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(TFLOPS|TFLOP/s|GB/s
 INCLUDE_DIRECTIVE = re.compile(r"^([ \t]*)\.\. (literalinclude|kernel-source):: (\S+)\n((?:\1   .*\n|[ \t]*\n)*)", re.M)
 # The confidence level of every interval (stats.CONFIDENCE) is a constant of the method, not a measurement.
 CONFIDENCE = re.compile(rf"{100 * stats.CONFIDENCE:.0f}%\s+(?:bootstrap\s+)?intervals?")
-ROLE = re.compile(r":(?:result|verdict):`[^`]+`")
-WHEN_BLOCK = re.compile(r"^([ \t]*)\.\. results-when:: (\S+) (\S+)\n((?:\1   .*\n|[ \t]*\n)*)", re.M)
-# Comparisons typed as words: a page may only say these through a verdict role or inside a results-when block.
+ROLE = re.compile(r":fact:`[^`]+`")
+# Comparisons typed as words: a page may only say these through a fact, or where a test pins the verdict.
 TYPED_VERDICT = re.compile(
     r"\b(did not pay|does not pay|slower than|faster than|(?:is|are) a tie|level with|no faster|no slower|"
     r"does not reach|not distinguishable|the fastest version|largest (?:step|effect))\b",
     re.I,
 )
-# Every comparison the pages make, and the verdict role that must render it (page -> specs).
-VERDICTS_CITED = {
+# Typed comparisons whose verdict test_facts.PROSE_ASSUMES pins to the recorded one (page -> sentences).
+TYPED_AND_PINNED = {"chapters/v3.rst": ["At this size V3 is no faster than V2"]}
+# Every comparison the pages make, and the fact that must render it (page -> fact names).
+COMPARISONS_CITED = {
     "chapters/v1.rst": ["v1.step"],
     "chapters/v2.rst": ["v2.step"],
     "chapters/v3.rst": ["v3.step", "v4.step"],
@@ -55,38 +58,34 @@ VERDICTS_CITED = {
     "chapters/v5.rst": ["v5.step", "v6.step"],
     "chapters/v6.rst": [
         "v6.step",
-        "v6.ratio",
-        "steps/v6/v6-chunks.step",
-        "steps/v6/v6-rows-sw16.step",
-        "steps/v6/v6-chunks-sw32.step",
-        "steps/v6/v6c-chunks-sw8.step",
+        "v6.vs_cublas",
+        "v6.sweep",
+        "v6-chunks.attempt",
+        "v6-rows-sw16.attempt",
+        "v6-chunks-sw32.attempt",
+        "v6c-chunks-sw8.attempt",
     ],
     "chapters/v7.rst": [
         "v7.step",
-        "v7.ratio",
-        "steps/v6@8192x8192x8192/v7.step",
-        "steps/v6@4096x4096x4096/v7.step",
-        "steps/v6@16384x8192x1024/v7.step",
-        "steps/v6@4096x4096x4096/v7-streamk.step",
+        "v7.vs_cublas",
+        "v7.sweep",
+        "v7@8192.step",
+        "v7@4096.step",
+        "v7@16384x8192x1024.step",
+        "v7-streamk@4096.step",
     ],
-    "index.rst": [f"{LAST}.ratio"],
-    "steps.rst": [f"{LAST}.ratio"],
-}
-RESULTS_CITED = {  # sentences whose verdict words come from :result: (lists and counts by the rule)
-    "index.rst": ["ladder.pays", "ladder.within_noise", "ladder.costs", f"sweep.{LAST}.verdicts"],
-    "steps.rst": ["ladder.pays", "ladder.within_noise", "ladder.costs", f"sweep.{LAST}.verdicts"],
-    "chapters/v6.rst": ["sweep.v6.verdicts"],
-    "chapters/v7.rst": ["sweep.v7.verdicts"],
+    "index.rst": [f"{LAST}.vs_cublas", "ladder.pays", "ladder.parity", "ladder.costs", f"{LAST}.sweep"],
+    "steps.rst": [f"{LAST}.vs_cublas", "ladder.pays", "ladder.parity", "ladder.costs", f"{LAST}.sweep"],
 }
 
 
 def flipped(data: dict[str, Any]) -> dict[str, Any]:
     """The fake file with its verdicts turned around: every ladder step and ratio says the opposite."""
     data = copy.deepcopy(data)
-    turn = {stats.PAYS: (0.95, 0.93, 0.97), stats.COSTS: (1.05, 1.03, 1.07), stats.WITHIN_NOISE: (1.05, 1.03, 1.07)}
+    turn = {results.PAYS: (0.95, 0.93, 0.97), results.COSTS: (1.05, 1.03, 1.07), results.PARITY: (1.05, 1.03, 1.07)}
     for row in data["ladder"]["rows"].values():
         if row.get("step"):
-            row["step"].update(zip(("median", "low", "high"), turn[stats.verdict(row["step"])], strict=True))
+            row["step"].update(zip(("median", "low", "high"), turn[results.verdict(row["step"])], strict=True))
     data["ladder"]["rows"][LAST]["ratio_to_cublas"] = {"median": 1.0, "low": 0.98, "high": 1.02}
     return data
 
@@ -276,7 +275,7 @@ def test_every_figure_and_chart_the_rst_references_exists() -> None:
         text = rst.read_text(encoding="utf-8")
         for target in re.findall(r"^\s*\.\. (?:figure|image):: (\S+)", text, re.M):
             assert (rst.parent / target).is_file(), f"{rst.relative_to(ROOT)}: {target} does not exist"
-        for script in re.findall(r"^\s*\.\. (?:results-chart|plot):: (\S+)", text, re.M):
+        for script in re.findall(r"^\s*\.\. plot:: (\S+)", text, re.M):
             assert (ROOT / "plots" / script).is_file(), f"{rst.relative_to(ROOT)}: plots/{script} does not exist"
 
 
@@ -444,6 +443,29 @@ def test_a_broken_results_file_stops_the_build_with_one_line(tmp_path: Path, fak
 # ---------------------------------------------------------------------------- numbers stay true
 
 
+def _walk(node: Any) -> list[float]:
+    if isinstance(node, dict):
+        return [x for value in node.values() for x in _walk(value)]
+    if isinstance(node, list):
+        return [x for value in node for x in _walk(value)]
+    return [float(node)] if isinstance(node, int | float) and not isinstance(node, bool) else []
+
+
+def numbers_held(data: dict[str, Any]) -> list[float]:
+    """Every number the file holds or the facts derive from it (peaks at each row's clock, shares of them and of
+    the datasheet), ratios and shares also as percentages."""
+    found = _walk(data)
+    peak = data["gpu"]["published_dense_fp16_tflops"]
+    for run in (data.get("ladder"), *data.get("sweep", []), *data.get("steps", [])):
+        for row in (run or {}).get("rows", {}).values():
+            found.append(row["tflops"] / peak)
+            if row.get("sm_clock_mhz") is not None:
+                at_clock = results.peak_tflops_at(data, row["sm_clock_mhz"])
+                found += [at_clock, row["tflops"] / at_clock]
+    found += [100 * v for v in list(found) if abs(v) <= 10]
+    return [v for v in found if math.isfinite(v)]
+
+
 def _holds(number: str, held: list[float]) -> bool:
     """Whether a number as printed ("601", "1.829") is some value of the file rounded to the printed digits."""
     decimals = len(number.partition(".")[2])
@@ -452,7 +474,7 @@ def _holds(number: str, held: list[float]) -> bool:
 
 @pytest.mark.slow
 def test_pages_state_no_number_the_results_file_does_not_hold(site: Path, fake: dict[str, Any]) -> None:
-    held = pagecheck.numbers_held(fake)
+    held = numbers_held(fake)
     wrong = []
     for page in built_pages(site):
         for number, unit in NUMBER_WITH_UNIT.findall(CONFIDENCE.sub("", page_text(page))):
@@ -462,7 +484,7 @@ def test_pages_state_no_number_the_results_file_does_not_hold(site: Path, fake: 
 
 
 def test_number_check_catches_a_hand_typed_number(fake: dict[str, Any]) -> None:
-    held = pagecheck.numbers_held(fake)
+    held = numbers_held(fake)
     v3 = fake["ladder"]["rows"]["v3"]
     text = f"V3 reaches {v3['tflops']:.0f} TFLOPS in {v3['latency_ms']:.3f} ms; it was 612 TFLOPS before."
     verdict = {number: _holds(number, held) for number, _ in NUMBER_WITH_UNIT.findall(text)}
@@ -475,45 +497,36 @@ def test_rst_states_numbers_only_through_roles() -> None:
         assert not typed, f"{rst.relative_to(ROOT)} types numbers by hand: {typed}"
 
 
-def test_every_role_in_the_pages_names_a_real_value(fake: dict[str, Any]) -> None:
+def test_every_ladder_fact_the_pages_name_has_a_value_with_a_full_file(fake: dict[str, Any]) -> None:
     for rst in RST:
-        for role, spec in results_role.iter_specs(rst.read_text(encoding="utf-8")):
-            render = numbers.render_verdict if role == "verdict" else numbers.render
-            rendered = render(fake, spec)  # raises SpecError on a value no file could hold
-            if "/" not in spec:  # the ladder, sweep and provenance are complete in the fake file
-                assert rendered != numbers.NOT_MEASURED, f"{rst.name}: {spec} is unmeasured with a full file"
+        for name in facts.names_in(rst.read_text(encoding="utf-8")):
+            try:
+                found = facts.find(name)[0]
+            except facts.UnknownFact:
+                fact_blocks.find(name)  # a table or chart, or an error naming the unknown fact
+                continue
+            if found.name.startswith(("{version}", "gpu.", "problem.", "ladder.")):  # the fake file has them all
+                assert facts.render(name, fake) != NOT_MEASURED, f"{rst.name}: {name} is unmeasured with a full file"
 
 
 # ---------------------------------------------------------------------------- comparisons follow the rule
 
 
-def test_each_comparison_the_pages_make_is_rendered_by_a_role() -> None:
-    for page, specs in VERDICTS_CITED.items():
+def test_each_comparison_the_pages_make_is_a_fact() -> None:
+    for page, names in COMPARISONS_CITED.items():
         text = (DOCS / page).read_text(encoding="utf-8")
-        for spec in specs:
-            assert f":verdict:`{spec}`" in text, f"{page} compares {spec} without the verdict role"
-    for page, specs in RESULTS_CITED.items():
-        text = (DOCS / page).read_text(encoding="utf-8")
-        for spec in specs:
-            assert f":result:`{spec}`" in text, f"{page} lacks :result:`{spec}`"
+        for name in names:
+            assert f":fact:`{name}`" in text, f"{page} compares {name} without its fact"
 
 
-def test_pages_type_no_verdict_outside_roles_and_conditional_blocks() -> None:
+def test_pages_type_no_verdict_outside_facts_unless_a_test_pins_it() -> None:
     for rst in RST:
-        text = WHEN_BLOCK.sub("", ROLE.sub("", rst.read_text(encoding="utf-8")))
+        text = ROLE.sub("", rst.read_text(encoding="utf-8"))
+        for sentence in TYPED_AND_PINNED.get(rst.relative_to(DOCS).as_posix(), []):
+            assert sentence in text, f"{rst.name}: {sentence!r} is gone; drop it from TYPED_AND_PINNED"
+            text = text.replace(sentence, "")
         typed = TYPED_VERDICT.findall(text)
         assert not typed, f"{rst.relative_to(ROOT)} types a comparison the data should decide: {typed}"
-
-
-def test_conditional_blocks_name_real_specs_and_conditions(fake: dict[str, Any]) -> None:
-    blocks = [(rst, m.group(2), m.group(3)) for rst in RST for m in WHEN_BLOCK.finditer(rst.read_text("utf-8"))]
-    assert len(blocks) >= 8, "the lessons and the V3/V5 explanations are conditional on their verdicts"
-    for rst, spec, condition in blocks:
-        if spec.startswith("tryit/"):  # a try-it edit's outcome; raises SpecError for a bad spec or condition
-            tryit_text.tryit_holds(fake, spec, condition)
-            continue
-        assert condition in (*results_role.CONDITIONS, "measured", "not-measured"), (rst.name, condition)
-        numbers.verdict_of(fake, spec)  # raises SpecError for a spec that is not an interval
 
 
 @pytest.mark.slow
@@ -522,28 +535,18 @@ def test_each_chapter_states_its_step_by_the_rule(which: str, site: Path, flippe
     built, data = (site, fake) if which == "fake" else (flipped_site, flipped(fake))
     for n in range(1, len(CHAPTERS)):
         step = data["ladder"]["rows"][f"v{n}"]["step"]
-        expected = f"Over V{n - 1}, this step {numbers.render_verdict(data, f'v{n}.step')}"
+        expected = f"Over V{n - 1}, this step {facts.render(f'v{n}.step', data)}"
         assert expected in words(built / "chapters" / f"v{n}.html"), expected
-        assert numbers.render_verdict(data, f"v{n}.step").startswith(numbers.STEP_WORDS[stats.verdict(step)])
-    ratio = numbers.render_verdict(data, f"{LAST}.ratio")
-    assert f"in the same run it {ratio}" in words(built / "index.html")
+        assert facts.render(f"v{n}.step", data).startswith(numfmt.STEP_WORDS[results.verdict(step)])
     ladder = words(built / "index.html")
-    for word, rule in (("pay at this size are", stats.PAYS), ("cost:", stats.COSTS)):
+    assert f"in the same run it {facts.render(f'{LAST}.vs_cublas', data)}" in ladder
+    for word, rule in (("pay at this size are", results.PAYS), ("cost:", results.COSTS)):
         chosen = [
-            f"V{n}" for n in range(1, len(CHAPTERS)) if stats.verdict(data["ladder"]["rows"][f"v{n}"]["step"]) == rule
+            f"V{n}" for n in range(1, len(CHAPTERS)) if results.verdict(data["ladder"]["rows"][f"v{n}"]["step"]) == rule
         ]
         assert f"{word} {', '.join(chosen) or 'none'}" in ladder
-
-
-@pytest.mark.slow
-def test_lessons_and_explanations_appear_only_when_the_data_decides_them(site: Path, flipped_site: Path) -> None:
-    # The fake file: V5 costs against V4, the last version is behind cuBLAS. Flipped: V5 pays, and the last
-    # version is within noise of cuBLAS.
-    v5, v5_flipped = words(site / "chapters" / "v5.html"), words(flipped_site / "chapters" / "v5.html")
-    assert "made the kernel slower" in v5 and "made the kernel slower" not in v5_flipped
-    lesson = "A standard technique can cost."
-    assert lesson in words(site / "steps.html") and lesson not in words(flipped_site / "steps.html")
-    assert "is within noise of cuBLAS" in words(flipped_site / "index.html")
+    if which == "flipped":  # the last version is at parity with cuBLAS there
+        assert "is at parity with cuBLAS" in ladder
 
 
 @pytest.mark.slow
@@ -552,7 +555,7 @@ def test_ladder_table_has_one_baseline_and_every_column(site: Path, fake: dict[s
     for column in (
         "TFLOPS",
         "Latency",
-        "× cuBLAS (95% interval)",
+        "× cuBLAS [95% interval]",
         "Step over the previous version",
         "SM clock",
         "Power",
@@ -560,8 +563,8 @@ def test_ladder_table_has_one_baseline_and_every_column(site: Path, fake: dict[s
         assert column in text
     rows = fake["ladder"]["rows"]
     for impl in ("v3", "v5", "cublas"):
-        assert numbers.render(fake, f"{impl}.tflops") in text and numbers.render(fake, f"{impl}.ratio") in text
-    assert numbers.render_verdict(fake, "v5.step") in text
+        assert facts.render(f"{impl}.tflops", fake) in text and facts.render(f"{impl}.ratio", fake) in text
+    assert facts.render("v5.step", fake) in text
     assert f"{rows['cublas']['tflops']:.0f} TFLOPS" in text
     assert "cuBLAS entry" not in text and "same_process" not in text
     page = (site / "index.html").read_text(encoding="utf-8")
@@ -582,13 +585,13 @@ def test_steps_tables_show_every_row_their_page_cites(site: Path, fake: dict[str
 def test_pages_give_the_peak_at_the_measured_clock_beside_the_datasheet(site: Path, fake: dict[str, Any]) -> None:
     text = words(site / "chapters" / "v6.html")
     for spec in ("v6.sm_clock", "v6.peak_at_clock", "v6.peak_fraction", "v6.datasheet_fraction", "gpu.peak"):
-        assert numbers.render(fake, spec) in text, spec
+        assert facts.render(spec, fake) in text, spec
 
 
 @pytest.mark.slow
 def test_with_no_ladder_yet_every_ladder_number_is_not_measured_and_the_build_passes(bare_site: Path) -> None:
     index = words(bare_site / "index.html")
-    assert index.count(numbers.NOT_MEASURED) >= 8 * 5
+    assert index.count(NOT_MEASURED) >= 8 * 5
     assert not re.search(r"\d TFLOPS(?! \()", index.replace("989.4 TFLOPS", "")), "a ladder number without a ladder"
     for chapter in CHAPTERS:
         text = words(bare_site / "chapters" / f"{chapter}.html")
@@ -612,14 +615,9 @@ def test_corrupt_results_file_stops_the_build_with_its_name(tmp_path: Path, monk
 
 
 def test_the_extension_keeps_no_state_on_the_app() -> None:
-    for module in (results_role, results_nodes):
+    for module in (results_role, results_nodes, fact_blocks):
         source = Path(module.__file__).read_text(encoding="utf-8")
         assert "env.app" not in source and "app.hopper" not in source, module.__name__
-
-
-def test_no_module_of_the_site_package_is_over_400_lines() -> None:
-    for module in Path(results.__file__).parent.glob("**/*.py"):
-        assert len(module.read_text(encoding="utf-8").splitlines()) <= 400, module.name
 
 
 @pytest.mark.slow
@@ -640,7 +638,7 @@ def test_reproduce_section_and_readme_document_the_rerun_variable() -> None:
 def test_what_the_prose_says_about_the_recorded_results_is_true() -> None:
     """Sentences typed in words (configs, not comparisons) must hold for the committed file, once it has a ladder."""
     try:
-        recorded = numbers.load_default()
+        recorded = results.load_default()
     except results.ResultsError as exc:
         pytest.skip(f"the committed results file is not schema 2 yet: {exc}")
     if recorded is None:

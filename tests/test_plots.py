@@ -21,7 +21,7 @@ import pytest
 from matplotlib.colors import to_rgb
 
 from fake_results import fake_file, provenance
-from matmul_site import captions, chartkit, charts, numbers, paths, rerun, results, versions
+from matmul_site import captions, chartkit, charts, numfmt, paths, rerun, results, versions
 
 
 @pytest.fixture(scope="session")
@@ -70,7 +70,7 @@ def test_caption_gives_gpu_shape_method_and_date_from_the_file(data: dict[str, A
     run, method = data["ladder"], data["method"]
     for expected in (
         "NVIDIA H200",
-        "8192\u00d78192\u00d78192",
+        "8192\u00b3",
         "float16",
         "float32",
         method["timer"],
@@ -121,7 +121,7 @@ def test_version_chart_highlights_this_version_and_draws_the_same_runs_cublas(da
     assert colour["v4"] == pytest.approx(to_rgb(chartkit.LATER))
     assert [line.get_xdata()[0] for line in ax.lines] == [rows["cublas"]["tflops"]]  # one baseline
     assert ax.get_title(loc="left") == (
-        f"V3: {rows['v3']['tflops']:.0f} TFLOPS, {numbers.format_interval(rows['v3']['ratio_to_cublas'])} cuBLAS"
+        f"V3: {rows['v3']['tflops']:.0f} TFLOPS, {numfmt.ratio_text(rows['v3']['ratio_to_cublas'])} cuBLAS"
     )
 
 
@@ -155,10 +155,10 @@ def test_steps_chart_colours_each_step_by_its_verdict(data: dict[str, Any]) -> N
     fig = charts.steps_chart(data)
     ax = fig.axes[0]
     bars = [p for p in ax.patches if p.get_height() != 0]
-    assert len(bars) == len(numbers.ladder_steps(data))
-    by_version = dict(zip([i for i, _ in numbers.ladder_steps(data)], bars, strict=True))
+    assert len(bars) == len(results.ladder_steps(data))
+    by_version = dict(zip([i for i, _ in results.ladder_steps(data)], bars, strict=True))
     for impl, bar in by_version.items():
-        rule = numbers.verdict(rows[impl]["step"])
+        rule = results.verdict(rows[impl]["step"])
         assert bar.get_facecolor()[:3] == pytest.approx(to_rgb(chartkit.VERDICT_COLOURS[rule])), impl
         assert bar.get_y() == pytest.approx(rows[rows[impl]["step"]["over"]]["tflops"])
     assert [t.get_text() for t in ax.get_xticklabels()][0] == "V0\u2192V1"

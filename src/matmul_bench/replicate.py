@@ -161,6 +161,7 @@ def merge_figure(figure: dict[str, Any], confidence: float, band: float, sm_coun
         merged_rows[impl] = row
     out = {key: value for key, value in figure.items() if key not in ("rows", "runs")}
     out.update({key: newest[key] for key in ("run_id", "date", "git_commit", "rounds", "processes")})
+    out.update({key: newest[key] for key in ("warmup", "repeats", "log") if newest.get(key) is not None})
     out["replicated"] = len(runs) >= REPLICATED
     out["rows"] = merged_rows
     out["runs"] = runs

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from matmul_site import numbers
+from matmul_site import numfmt, results
 
-NOT_MEASURED = numbers.NOT_MEASURED
+NOT_MEASURED = numfmt.NOT_MEASURED
 
 
 def method_text(data: dict[str, Any], run: dict[str, Any]) -> str:
@@ -27,13 +27,13 @@ def run_caption(data: dict[str, Any] | None, run: dict[str, Any] | None, *, reru
     p = data["problem"]
     where = f"Rerun at build time on {rerun_on}" if rerun_on else f"{data['gpu']['name']}"
     return (
-        f"{where}, C = A\u00b7B\u1d40 at {numbers.shape_text(run['shape'])}, {p['dtype']} inputs, "
+        f"{where}, C = A\u00b7B\u1d40 at {numfmt.shape_text(run['shape'])}, {p['dtype']} inputs, "
         f"{p['accumulate']} accumulation. {method_text(data, run)}. Measured {run['date']}."
     )
 
 
 def ladder_caption(data: dict[str, Any] | None, *, rerun_on: str | None = None) -> str:
-    return run_caption(data, numbers.ladder(data), rerun_on=rerun_on)
+    return run_caption(data, results.ladder(data), rerun_on=rerun_on)
 
 
 def dates(runs: list[dict[str, Any]]) -> str:
@@ -62,7 +62,7 @@ def steps_caption(data: dict[str, Any] | None, runs: list[dict[str, Any]]) -> st
     if data is None or not runs:
         return f"Steps: {NOT_MEASURED}."
     m = data["method"]
-    shapes = ", ".join(sorted({numbers.shape_text(r["shape"]) for r in runs}))
+    shapes = ", ".join(sorted({numfmt.shape_text(r["shape"]) for r in runs}))
     earlier = m.get("earlier_runs") or {}
     counts = "; ".join(
         f"{r['run_id']}: {r['rounds']} rounds in {r['processes']} processes"

@@ -14,7 +14,7 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
-from matmul_site import captions, numbers, rerun, versions
+from matmul_site import captions, numfmt, rerun, results, versions
 from matmul_site.chartkit import (
     CUBLAS,
     EARLIER,
@@ -34,12 +34,12 @@ from matmul_site.chartkit import (
 
 __all__ = ["NOT_MEASURED", "save", "steps_chart", "summary_chart", "sweep_chart", "version_chart"]
 
-NOT_MEASURED = numbers.NOT_MEASURED
+NOT_MEASURED = numfmt.NOT_MEASURED
 _USE_FILE = object()
 
 
 def _data(data: Any) -> dict[str, Any] | None:
-    return numbers.load_default() if data is _USE_FILE else data
+    return results.load_default() if data is _USE_FILE else data
 
 
 def _ladder_names() -> list[str]:
@@ -56,10 +56,10 @@ def version_chart(version: str, data: Any = _USE_FILE) -> Figure:
     versions.get(version)  # VersionError (a ValueError) names the known versions
     rerun_on = None
     if data is _USE_FILE:
-        data, rerun_on = rerun.ladder_for(version, numbers.load_default())
+        data, rerun_on = rerun.ladder_for(version, results.load_default())
     text = captions.ladder_caption(data, rerun_on=rerun_on)
     fig, ax = new_figure()
-    run = numbers.ladder(data)
+    run = results.ladder(data)
     if run is None or version not in run["rows"]:
         return empty_panel(fig, ax, f"{versions.label(version)}: {NOT_MEASURED}", text)
     rows = run["rows"]
@@ -83,9 +83,9 @@ def version_chart(version: str, data: Any = _USE_FILE) -> Figure:
     ax.set_yticks(ys, names, fontsize=8)
     ax.set_ylim(-0.6, len(order) - 0.1)
     ax.set_xlim(0, max(r["tflops"] for r in rows.values()) * 1.15)
-    ax.set_xlabel(f"TFLOPS at {numbers.shape_text(run['shape'])} (higher is better)")
+    ax.set_xlabel(f"TFLOPS at {numfmt.shape_text(run['shape'])} (higher is better)")
     ax.grid(axis="y", visible=False)
-    ratio = numbers.format_interval(rows[version]["ratio_to_cublas"])
+    ratio = numfmt.ratio_text(rows[version]["ratio_to_cublas"])
     ax.set_title(f"{versions.label(version)}: {rows[version]['tflops']:.0f} TFLOPS, {ratio} cuBLAS", loc="left")
     fig.subplots_adjust(left=0.36, right=0.97, top=0.88, bottom=0.27)
     footer(fig, text)
@@ -96,7 +96,7 @@ def summary_chart(data: Any = _USE_FILE) -> Figure:
     """Index chart: the ladder's TFLOPS, cuBLAS's line, and two peaks: at each row's measured clock, and published."""
     data = _data(data)
     fig, ax = new_figure(7.0, 4.0)
-    run = numbers.ladder(data)
+    run = results.ladder(data)
     text = captions.ladder_caption(data)
     if run is None:
         return empty_panel(fig, ax, f"V0\u2013V6: {NOT_MEASURED}", text)
@@ -112,7 +112,7 @@ def summary_chart(data: Any = _USE_FILE) -> Figure:
         ax.text(x, row["tflops"], f"{row['tflops']:.0f}", ha="center", va="bottom", fontsize=8)
         top = max(top, row["tflops"])
         if row.get("sm_clock_mhz") is not None:
-            peak = numbers.peak_at_clock(data, row)
+            peak = results.peak_tflops_at(data, row["sm_clock_mhz"])
             ax.hlines(peak, x - 0.38, x + 0.38, color=PEAK, linewidth=1.3)
             top = max(top, peak)
     ax.plot([], [], color=PEAK, linewidth=1.3, label="tensor-core peak at the SM clock each ran at")
@@ -124,7 +124,7 @@ def summary_chart(data: Any = _USE_FILE) -> Figure:
         top = max(top, published)
     ax.set_xticks(range(len(names)), [versions.label(n) for n in names])
     ax.set_ylim(0, top * 1.3)
-    ax.set_ylabel(f"TFLOPS at {numbers.shape_text(run['shape'])}")
+    ax.set_ylabel(f"TFLOPS at {numfmt.shape_text(run['shape'])}")
     ax.grid(axis="x", visible=False)
     ax.legend(loc="upper left", fontsize=7.5, frameon=False, ncol=2)
     ax.set_title(f"From V0 to V6 on {data['gpu']['name']}", loc="left")
@@ -134,7 +134,7 @@ def summary_chart(data: Any = _USE_FILE) -> Figure:
 
 
 def _sweep_order(runs: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
-    runs = sorted(runs, key=lambda r: (math.prod(r["shape"].values()), numbers.shape_key(r["shape"])))
+    runs = sorted(runs, key=lambda r: (math.prod(r["shape"].values()), results.shape_of(r)))
     impls = sorted({i for r in runs for i in r["rows"]}, key=lambda n: (not versions.is_version_name(n), n))
     return runs, impls
 
@@ -186,7 +186,7 @@ def sweep_chart(data: Any = _USE_FILE) -> Figure:
     bottom.legend(loc="lower right", fontsize=7.5, frameon=True, ncol=3)
     bottom.set_ylabel("TFLOPS")
     bottom.set_xticks(
-        range(len(runs)), [numbers.shape_text(r["shape"]) for r in runs], rotation=30, ha="right", fontsize=7.5
+        range(len(runs)), [numfmt.shape_text(r["shape"]) for r in runs], rotation=30, ha="right", fontsize=7.5
     )
     top.tick_params(labelbottom=False)
     fig.subplots_adjust(left=0.11, right=0.98, top=0.94, bottom=0.24, hspace=0.12)
@@ -203,20 +203,20 @@ def steps_chart(data: Any = _USE_FILE) -> Figure:
     data = _data(data)
     text = captions.ladder_caption(data)
     fig, ax = new_figure(7.0, 4.0)
-    steps = numbers.ladder_steps(data)
+    steps = results.ladder_steps(data)
     if not steps:
         return empty_panel(fig, ax, f"Steps V0\u2013V6: {NOT_MEASURED}", text)
-    rows = numbers.ladder(data)["rows"]
+    rows = results.ladder(data)["rows"]
     labels, top = [], 1.0
     for x, (impl, step) in enumerate(steps):
         base = rows[step["over"]]["tflops"]
         height = rows[impl]["tflops"] - base
-        rule = numbers.verdict(step)
+        rule = results.verdict(step)
         ax.bar(x, height, bottom=base, color=VERDICT_COLOURS[rule], width=0.6)
         low, high = base * step["low"], base * step["high"]
         mid = base * step["median"]
         ax.errorbar([x], [mid], yerr=[[mid - low], [high - mid]], fmt="none", ecolor=INK, capsize=3, linewidth=1)
-        median, _, interval = numbers.format_interval(step).partition(" ")
+        median, _, interval = numfmt.ratio_text(step).partition(" ")
         ax.text(
             x,
             max(base, rows[impl]["tflops"], high) + 8,
@@ -239,7 +239,7 @@ def steps_chart(data: Any = _USE_FILE) -> Figure:
     ax.legend(loc="lower right", fontsize=7.5, frameon=True, title="verdict (95% interval vs 1.0)", title_fontsize=7.5)
     ax.set_xticks(range(len(steps)), labels)
     ax.set_ylim(0, max(top, cublas) * 1.2)
-    ax.set_ylabel(f"TFLOPS at {numbers.shape_text(numbers.ladder(data)['shape'])}")
+    ax.set_ylabel(f"TFLOPS at {numfmt.shape_text(results.ladder(data)['shape'])}")
     ax.grid(axis="x", visible=False)
     ax.set_title("What each step bought", loc="left")
     fig.subplots_adjust(left=0.1, right=0.98, top=0.9, bottom=0.25)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from matmul_site import numbers, paths, results
+from matmul_site import paths, results
 
 ENV = "HOPPER_MATMUL_RERUN_CHARTS"
 OUT_DIR = paths.BUILD_DIR / "rerun"
@@ -120,4 +120,4 @@ def ladder_for(version: str, recorded: dict[str, Any] | None) -> tuple[dict[str,
 
 
 def load_recorded() -> dict[str, Any] | None:
-    return numbers.load_default()
+    return results.load_default()

@@ -286,7 +286,8 @@ def _validate_tryit(entry: Any, field: str) -> None:
         _number(entry, "timeout_s", field)
 
 
-def _tryit_key(entry: dict[str, Any]) -> tuple[str, str]:
+def tryit_key(entry: dict[str, Any]) -> tuple[str, str]:
+    """What identifies a try-it entry: (version, name); a newer entry with the same key replaces it."""
     return (entry["version"], entry["name"])
 
 
@@ -330,7 +331,7 @@ def validate(data: dict[str, Any]) -> None:
         seen = set()
         for index, run in enumerate(runs):
             _validate_figure(run, f"{name}[{index}]", steps=name == "steps", band=band)
-            key = _run_key(name, run)
+            key = run_key(name, run)
             if key in seen:
                 raise _fail(f"{name}[{index}]", "repeats the key of an earlier run", key)
             seen.add(key)
@@ -340,14 +341,15 @@ def validate(data: dict[str, Any]) -> None:
     seen_tryit = set()
     for index, entry in enumerate(tryit):
         _validate_tryit(entry, f"tryit[{index}]")
-        if _tryit_key(entry) in seen_tryit:
-            raise _fail(f"tryit[{index}]", "repeats the (version, name) of an earlier entry", _tryit_key(entry))
-        seen_tryit.add(_tryit_key(entry))
+        if tryit_key(entry) in seen_tryit:
+            raise _fail(f"tryit[{index}]", "repeats the (version, name) of an earlier entry", tryit_key(entry))
+        seen_tryit.add(tryit_key(entry))
 
 
 # --- combining and writing ----------------------------------------------------------------------
 
 
-def _run_key(section: str, run: dict[str, Any]) -> tuple[Any, ...]:
+def run_key(section: str, run: dict[str, Any]) -> tuple[Any, ...]:
+    """What identifies a run in its section: its shape (sweep), or (after, title, shape) (steps)."""
     shape = (run["shape"]["m"], run["shape"]["n"], run["shape"]["k"])
     return (run["after"], run["title"], shape) if section == "steps" else shape
