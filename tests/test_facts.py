@@ -30,7 +30,9 @@ PROSE_ASSUMES: dict[str, dict[str, str]] = {
     "chapters/v1.rst": {"try-v1-64x128.step": "costs"},
     "chapters/v2.rst": {"try-v2-s2.step": "is at parity"},
     "chapters/v3.rst": {"v3.step": "is at parity", "try-v3-s2.step": "is at parity"},
-    "chapters/v5.rst": {"v5.step": "is at parity", "v5-release-before-wait.outcome": "exact", "try-v5-s4.step": "is at parity"},
+    "chapters/v5.rst": {
+        "v5.step": "is at parity", "v5-release-before-wait.outcome": "exact", "try-v5-s4.step": "is at parity",
+    },
     "chapters/v6.rst": {"v6-no-sync-after-store.result": "exact"},
     "chapters/v7.rst": {"v7@8192.step": "is at parity", "v7.step": "pays"},
 }  # fmt: skip
