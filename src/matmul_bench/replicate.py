@@ -229,6 +229,7 @@ def remerge(data: dict[str, Any]) -> dict[str, Any]:
         "family_confidence": FAMILY_CONFIDENCE,
         "confidence_each": confidence,
         "parity_band": band,
+        "band_floor": MIN_BAND,
         "replicated_runs": REPLICATED,
     }
     return data

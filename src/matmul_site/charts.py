@@ -32,7 +32,15 @@ from matmul_site.chartkit import (
     save,
 )
 
-__all__ = ["NOT_MEASURED", "save", "steps_chart", "summary_chart", "sweep_chart", "version_chart"]
+__all__ = [
+    "NOT_MEASURED",
+    "replication_chart",
+    "save",
+    "steps_chart",
+    "summary_chart",
+    "sweep_chart",
+    "version_chart",
+]
 
 NOT_MEASURED = numfmt.NOT_MEASURED
 _USE_FILE = object()
@@ -244,4 +252,46 @@ def steps_chart(data: Any = _USE_FILE) -> Figure:
     ax.set_title("What each step bought", loc="left")
     fig.subplots_adjust(left=0.1, right=0.98, top=0.9, bottom=0.25)
     footer(fig, text)
+    return fig
+
+
+def replication_chart(data: Any = _USE_FILE) -> Figure:
+    """Each ladder step and each version against cuBLAS: every run's median as a dot, the merged interval as a bar.
+
+    The grey band is the parity band: a bar inside it, or crossing it, is parity, whatever its dots say.
+    """
+    data = _data(data)
+    fig, axes = new_figure(7.0, 5.2, rows=2)
+    ladder = results.ladder(data) if data else None
+    if not ladder or len(ladder.get("runs", [])) < 2:
+        return empty_panel(fig, axes[0], f"Replicated ladder: {NOT_MEASURED}", "")
+    band = data["method"]["verdicts"]["parity_band"]
+    panels = (("step", "step over the previous version"), ("ratio_to_cublas", "version against cuBLAS"))
+    impls = [i for i in ladder["rows"] if i != "cublas"]
+    for ax, (key, what) in zip(axes, panels, strict=True):
+        for x, impl in enumerate(impls):
+            merged = ladder["rows"][impl].get(key)
+            if merged is None:
+                continue
+            colour = VERDICT_COLOURS[results.verdict(merged)]
+            ax.vlines(x, merged["low"], merged["high"], color=colour, linewidth=6, alpha=0.45)
+            medians = [run["rows"][impl][key]["median"] for run in ladder["runs"]]
+            offsets = [(i - (len(medians) - 1) / 2) * 0.12 for i in range(len(medians))]
+            ax.plot([x + o for o in offsets], medians, "o", color=INK, markersize=3.5)
+        ax.axhspan(1 - band, 1 + band, color=MUTED, alpha=0.25, linewidth=0)
+        ax.axhline(1.0, color=MUTED, linewidth=0.8)
+        ax.set_ylabel(what, fontsize=9)
+        ax.set_yscale("log")  # a 1.75x step and a 1% one on one axis
+        low, high = ax.get_ylim()
+        ax.set_yticks([t for t in (0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 1.75) if low <= t <= high])
+        ax.yaxis.set_major_formatter("{x:.2f}")
+        ax.yaxis.set_minor_formatter("")
+        ax.grid(axis="x", visible=False)
+    axes[0].set_title(
+        f"{len(ladder['runs'])} runs at {numfmt.shape_text(ladder['shape'])}: dots are runs, bars the merged interval",
+        loc="left",
+        fontsize=10,
+    )
+    axes[-1].set_xticks(range(len(impls)), [versions.label(i) for i in impls])
+    fig.subplots_adjust(left=0.12, right=0.98, top=0.93, bottom=0.07, hspace=0.25)
     return fig

@@ -196,6 +196,19 @@ fact("gpu.sm_count", "How many SMs the benchmark GPU has.", lambda d: str(d["gpu
 fact("gpu.peak", "The datasheet's dense FP16 tensor-core peak.",
      lambda d: f"{need(d['gpu'].get('published_dense_fp16_tflops')):.1f} TFLOPS")
 fact("gpu.power_limit", "The board's power limit.", lambda d: unit_text("watts", d["gpu"].get("power_limit_w")))
+fact("method.verdict_count", "How many verdicts the results file states (the Bonferroni family).",
+     lambda d: f"{need((d['method'].get('verdicts') or {}).get('count')):,}")
+fact("method.confidence_each", "The confidence level of each interval: 1 - 0.05 / the number of verdicts.",
+     lambda d: f"{100 * need((d['method'].get('verdicts') or {}).get('confidence_each')):.2f}%")
+fact("method.family_confidence", "The confidence with which all of the file's verdicts hold together.",
+     lambda d: f"{100 * need((d['method'].get('verdicts') or {}).get('family_confidence')):.0f}%")
+fact("method.band_floor", "The smallest parity band the method allows, whatever the runs' spread.",
+     lambda d: f"{100 * need((d['method'].get('verdicts') or {}).get('band_floor')):.0f}%")
+fact("method.parity_band", "The parity band: a step pays or costs only outside 1 ± this.",
+     lambda d: f"±{100 * need((d['method'].get('verdicts') or {}).get('parity_band')):.1f}%")
+fact("ladder.runs", "The independent runs the ladder rests on: how many, and their ids.",
+     lambda d: f"{len(need(d.get('ladder'))['runs'])} runs ("
+     + ", ".join(r["run_id"] for r in d["ladder"]["runs"]) + ")")
 fact("problem.shape", "The ladder's problem size, M×N×K.", lambda d: numfmt.shape_text(d["problem"]))
 fact("ladder.rounds", "How many interleaved rounds the ladder's run timed.",
      lambda d: str(need(results.ladder(d))["rounds"]))
