@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import urllib.request
 from pathlib import Path
@@ -13,6 +14,11 @@ nox.options.reuse_existing_virtualenvs = True
 
 PYPROJECT = nox.project.load_toml("pyproject.toml")
 BUILD_DIR = "build/html"
+# The browser session's own build (for a sub-path): it never overwrites the site a user built with `nox -s docs`.
+BROWSER_DIR = "build/browser-html"
+# Where `nox -s docs` builds instead of build/html, and which build `nox -s browser` tests instead of building its own:
+# .ci/run sets it to BROWSER_DIR so that the site is built once.
+SITE_DIR_ENV = "HOPPER_MATMUL_SITE_DIR"
 # PyTorch's CPU-only wheels (about 200 MB) instead of the package index's CUDA build (about 2.7 GB with its libraries).
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 # The browser session builds the site for a sub-path, as GitHub Pages serves it (the 404 page's links depend on it).
@@ -43,13 +49,17 @@ def install_project(session: nox.Session, extra: str) -> None:
     session.install("--progress-bar", "on", "-e", f".[{extra}]", silent=False)
 
 
+def chosen_site_dir() -> str:
+    """The build folder named by $HOPPER_MATMUL_SITE_DIR, or "" when none is."""
+    return os.environ.get(SITE_DIR_ENV, "").strip()
+
+
 @nox.session
 def docs(session: nox.Session) -> None:
-    """Build the HTML site into build/html; warnings are errors, references are checked."""
+    """Build the HTML site into build/html (or $HOPPER_MATMUL_SITE_DIR); warnings are errors, references checked."""
     install_project(session, "docs")
-    session.run(
-        "sphinx-build", "-W", "--keep-going", "-n", "-b", "html", "-c", ".", "docs", BUILD_DIR, *session.posargs
-    )
+    out = chosen_site_dir() or BUILD_DIR
+    session.run("sphinx-build", "-W", "--keep-going", "-n", "-b", "html", "-c", ".", "docs", out, *session.posargs)
 
 
 @nox.session
@@ -64,17 +74,25 @@ def tests(session: nox.Session) -> None:
 def browser(session: nox.Session) -> None:
     """Check the site in headless Chromium, served under a sub-path as GitHub Pages serves it.
 
-    Reuses build/html when `nox -s docs` built it for that address (.ci/run does: the site is built once);
-    otherwise builds it here first.
+    Builds the site for that address into build/browser-html (never over build/html, which is the user's
+    `nox -s docs` build); with $HOPPER_MATMUL_SITE_DIR set, tests the site already built there for that address
+    instead (.ci/run: `nox -s docs` builds it once, for both).
     """
     install_project(session, "browser")
-    sitemap = Path(BUILD_DIR, "sitemap.xml")
-    if sitemap.exists() and BROWSER_BASEURL in sitemap.read_text(encoding="utf-8"):
-        session.log(f"testing the site already built in {BUILD_DIR} for {BROWSER_BASEURL}")
+    site = chosen_site_dir()
+    if site:
+        sitemap = Path(site, "sitemap.xml")
+        if not (sitemap.exists() and BROWSER_BASEURL in sitemap.read_text(encoding="utf-8")):
+            session.error(
+                f"{SITE_DIR_ENV}={site} holds no site built for {BROWSER_BASEURL}: build it with "
+                f"`HOPPER_MATMUL_BASEURL={BROWSER_BASEURL} {SITE_DIR_ENV}={site} nox -s docs`, or unset {SITE_DIR_ENV}"
+            )
+        session.log(f"testing the site already built in {site} for {BROWSER_BASEURL}")
     else:
-        build = ("sphinx-build", "-W", "--keep-going", "-n", "-q", "-b", "html", "-c", ".", "docs", BUILD_DIR)
+        site = BROWSER_DIR
+        build = ("sphinx-build", "-W", "--keep-going", "-n", "-q", "-b", "html", "-c", ".", "docs", site)
         session.run(*build, env={"HOPPER_MATMUL_BASEURL": BROWSER_BASEURL})
-    session.run("pytest", "tests/browser", *session.posargs, env={"RUN_BROWSER_TESTS": "1", "SITE_DIR": BUILD_DIR})
+    session.run("pytest", "tests/browser", *session.posargs, env={"RUN_BROWSER_TESTS": "1", "SITE_DIR": site})
 
 
 @nox.session

@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parents[2]
-SITE = Path(os.environ.get("SITE_DIR", ROOT / "build" / "html")).resolve()
+SITE = Path(os.environ.get("SITE_DIR", ROOT / "build" / "browser-html")).resolve()  # nox -s browser's own build
 SHOTS = Path(os.environ.get("SCREENSHOT_DIR", ROOT / "build" / "screenshots")).resolve()
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 # Flags for a closed network: no background fetches, no sandbox as root, no GPU.
