@@ -55,7 +55,8 @@ def texts(fig: Any) -> list[str]:
 
 def test_every_chart_script_draws_one_figure_the_same_bytes_twice(data: Any, tmp_path: Path, monkeypatch: Any) -> None:
     use_file(tmp_path, monkeypatch, data)
-    expected = {"plot_summary", "plot_sweep", "plot_steps", "plot_replication", *(f"plot_{v}" for v in versions.names())}
+    expected = {"plot_summary", "plot_sweep", "plot_steps", "plot_replication"}
+    expected |= {f"plot_{v}" for v in versions.names()}
     assert {p.stem for p in draw_all.scripts()} == expected
     for script in draw_all.scripts():
         first = draw_all.draw(script, tmp_path / "a")

@@ -6,6 +6,7 @@
     python -m matmul_bench plan [options]     # what `record` would run and its estimated duration; runs nothing
     python -m matmul_bench tryit              # the chapters' Try it edits: apply, build, check on the GPU
     python -m matmul_bench buildcheck         # every version built for sm_90a on the CPU (--record: the build record)
+    python -m matmul_bench baseline           # which cuBLAS kernel runs at each sweep shape (torch profiler)
 
 Each command's ``--help`` lists its options. Exit status: 0 done; 1 could not run (no Hopper GPU, a worker
 failed); 2 bad usage (nothing runs); 3 a wrong result (that implementation is not recorded).
@@ -62,6 +63,12 @@ def _buildcheck(argv: list[str]) -> int:
     return buildcheck.main(argv)
 
 
+def _baseline(argv: list[str]) -> int:
+    from matmul_bench import baseline
+
+    return baseline.main(argv)
+
+
 def _worker(argv: list[str]) -> int:
     from matmul_bench import worker
 
@@ -91,7 +98,13 @@ COMMANDS: dict[str, tuple[str, str, Callable[[list[str]], int], tuple[str, ...]]
         "about a minute",
         _buildcheck,
         (),
-    ),  # fmt: skip
+    ),
+    "baseline": (
+        "name cuBLAS's kernel at every sweep shape (torch profiler) on a GPU",
+        "under a minute",
+        _baseline,
+        (),
+    ),
 }
 # Started by the commands above in child processes; not for people.
 INTERNAL: dict[str, Callable[[list[str]], int]] = {
