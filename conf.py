@@ -8,9 +8,15 @@ import os
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from matmul_site.sphinx import kernel_source
-
 ROOT = Path(__file__).resolve().parent
+
+# Builds are incremental: a build with nothing changed reads no page (tests/test_docs.py). Sphinx still says "The
+# configuration has changed (3 options: 'html_static_path', 'pygments_dark_style', 'sphinx_gallery_conf')" each
+# time, because it compares this file's values with those of the last build before the builder starts, and then
+# furo registers pygments_dark_style (as the theme loads; furo refuses to be listed in `extensions`),
+# sphinx-copybutton appends to html_static_path and sphinx-gallery adds its own keys to sphinx_gallery_conf. None of
+# them makes Sphinx read pages again: it does so only for a changed value that affects reading ("env") and is
+# registered when it compares; the other two affect only the HTML output, whose hash Sphinx takes before they change.
 
 project = "Fast matmul on Hopper with Tilus"
 author = "The hopper-matmul-tutorial authors"
@@ -22,15 +28,17 @@ extensions = [
     "sphinx_copybutton",
     "sphinx_gallery.gen_gallery",
     "matplotlib.sphinxext.plot_directive",
+    "matmul_site.sphinx.results_file",  # a results file that cannot be used stops the build with one line
     "matmul_site.sphinx.results_role",  # :result:`v3.tflops`, results-ladder/-performance/-provenance/-chart
     "matmul_site.sphinx.kernel_source",  # .. kernel-source:: v3 (literalinclude of examples/hopper_matmul/matmul_v3.py)
     "matmul_site.sphinx.kernel_diff",  # .. kernel-diff:: v3 (the whole diff against matmul_v2.py, collapsible)
     "matmul_site.sphinx.budget_box",  # .. budget-box:: v3 (occupancy, intensity, waves: computed, never typed)
-    "matmul_site.sphinx.link_preview",  # og:image = the page's chart as PNG, og:description = its first sentence
+    "matmul_site.sphinx.chart_files",  # each chart drawn once; drawn again when the results file changes
+    "sphinxext.opengraph",  # og: tags: link previews show the page's opening words ...
+    "matmul_site.sphinx.link_preview",  # ... and the page's chart (og:image), as the PNG the plot directive drew
     "notfound.extension",  # 404.html with absolute links, served by GitHub Pages for any missing page
     "matmul_site.sphinx.notfound_compat",  # notfound 1.1.0 on Sphinx 9: pass the tags Sphinx 11 will require
-    "matmul_site.sphinx.sitemap",  # sitemap.xml of every page under html_baseurl
-    "sphinxext.opengraph",  # og: tags: link previews show the chapter's chart and first sentence
+    "matmul_site.sphinx.sitemap",  # sitemap.xml of every page under html_baseurl (why not sphinx-sitemap: there)
 ]
 
 root_doc = "index"
@@ -43,18 +51,22 @@ intersphinx_mapping: dict[str, tuple[str, None]] = {}  # no network at build tim
 html_theme = "furo"
 html_title = project
 html_static_path = ["docs/_static"]
-html_css_files = ["hopper.css"]
+# The priority is the one Sphinx gives a user's CSS; written out because Sphinx writes it into this very list.
+html_css_files = [("hopper.css", {"priority": 800})]
 html_last_updated_fmt = None
 
 # Charts: one script per chart in plots/, drawn as SVG with fixed ids and no date (see src/matmul_site/charts.py).
 plot_basedir = str(ROOT / "plots")
-plot_formats = [("svg", 100)]
+# Each chart is drawn once: the SVG on the page, and from the same figure a PNG (1190 px wide) that the link
+# previews and the gallery's cards reuse (matmul_site.sphinx.chart_files).
+plot_formats = [("svg", 100), ("png", 170)]
 plot_html_show_source_link = False
 plot_html_show_formats = False
 plot_include_source = False
 plot_rcparams = {"svg.hashsalt": "hopper-matmul", "svg.fonttype": "path"}
 
 # Gallery of the kernel files; GPU code never runs here (plot_gallery False, nothing matches filename_pattern).
+# matmul_site.sphinx.kernel_source stages its input in examples_dirs when the build starts.
 sphinx_gallery_conf = {
     "examples_dirs": str(ROOT / "build" / "gallery_src"),
     "gallery_dirs": "gallery",
@@ -65,10 +77,8 @@ sphinx_gallery_conf = {
     "image_scrapers": (),
     "write_computation_times": False,
     "show_signature": False,
-    "remove_config_comments": True,  # the thumbnail_path comment that stage_gallery adds
     "within_subsection_order": "matmul_site.sphinx.kernel_source.VersionOrder",  # V0, V1, ... not by length
 }
-kernel_source.stage_gallery(ROOT / "build" / "gallery_src")
 
 # Copy buttons skip prompts so that pasted commands run as they are.
 copybutton_prompt_text = r"\$ |>>> "
@@ -87,7 +97,7 @@ notfound_context = {
     f'Start from the <a href="{notfound_urls_prefix}index.html">first page</a> or search the site.</p>',
 }
 
-# Link previews: absolute URLs under html_baseurl; image and description per page: matmul_site.sphinx.link_preview.
+# Link previews: absolute URLs under html_baseurl; the image per page: matmul_site.sphinx.link_preview.
 ogp_site_url = html_baseurl
 ogp_social_cards = {"enable": False}  # the preview shows our chart, not a generated card
 ogp_custom_meta_tags = ['<meta name="twitter:card" content="summary_large_image" />']

@@ -109,7 +109,7 @@ def lint(session: nox.Session) -> None:
 @nox.session(venv_backend="none")
 def bench(session: nox.Session) -> None:
     """Rerun the benchmark on this machine's Hopper GPU (current env) and rewrite plots/results/."""
-    session.run("python", "examples/hopper_matmul/benchmark.py", *session.posargs)
+    session.run("python", "-m", "matmul_bench", "record", *session.posargs)
 
 
 @nox.session(venv_backend="none")

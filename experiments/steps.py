@@ -1,6 +1,6 @@
-"""The attempts after V6, as runs for the benchmark: ``python examples/hopper_matmul/benchmark.py --steps all``.
+"""The attempts after V6, as runs for the benchmark: ``python -m matmul_bench record --steps all``.
 
-Plain data, read by the benchmark (bench.plan) by file path. A variant is one pinned configuration of a
+Plain data, read by the benchmark (matmul_bench.plan) by file path. A variant is one pinned configuration of a
 kernel class: a file here or in examples/hopper_matmul/, its class, the config, and what it changes. A run
 times its variants and cuBLAS interleaved, in the benchmark's fresh processes, after checking each one
 against a float64 reference at 8192^3 and at M = 1000 and 1100 (ragged, and an odd number of tile rows).
@@ -44,7 +44,7 @@ VARIANTS: dict[str, tuple[str, str, dict[str, Any], str]] = {
     "v6c-chunks-sw4": (*C, cfg(128, 256, 64, 3, 4, epilogue="chunks"), "clusters of 2 + multicast, swizzle 4"),
     "v6c-chunks-sw8": (*C, cfg(128, 256, 64, 3, 8, epilogue="chunks"), "clusters of 2 + multicast, swizzle 8"),
     "v6c-chunks-k32s6-sw8": (*C, cfg(128, 256, 32, 6, 8, epilogue="chunks"), "clusters + multicast, block_k 32"),
-    # V6 as it is now: tuned.py's configuration.
+    # V6 as it is now: its kernel file's TUNED.
     "v6": ("matmul_v6.py", "MatmulV6", cfg(128, 256, 64, 3, 16), "V6 as it is now (128 x 256 tile split by rows)"),
     "v7-pp128": (*P, cfg(128, 128, 64, 5, 16, schedule="pingpong"), "ping-pong: a 128 x 128 tile per group, 5 stages"),
     "v7-pp128-sw8": (*P, cfg(128, 128, 64, 5, 8, schedule="pingpong"), "ping-pong 128 x 128, raster groups of 8"),

@@ -1,6 +1,6 @@
 """GPU check of V7's stream-K tail on the shapes that exercise it.
 
-    PYTHONPATH=examples/hopper_matmul:experiments python experiments/streamk_check.py
+    PYTHONPATH=examples/hopper_matmul python experiments/streamk_check.py
 
 
 The version suite (tests/test_kernels_gpu.py) checks every version on the common shapes; this adds the
@@ -12,11 +12,11 @@ on any wrong element.
 
 import sys
 
-import streamk
 from v7_streamk import NUM_SMS, MatmulV7StreamK
 
 import common
-import tuned
+import streamk
+from matmul_site import versions
 
 # (M, N, K): with 128 x 256 tiles and 132 SMs, the split tiles (stream_k_tiles) are noted per shape.
 SHAPES = (
@@ -32,7 +32,7 @@ SHAPES = (
 
 
 def main() -> int:
-    config = {**tuned.TUNED["v7"], "stream_k": True}  # V7's tile and order, with the tail split
+    config = {**versions.get("v7").tuned, "stream_k": True}  # V7's tile and order, with the tail split
     kernel = common.pinned(MatmulV7StreamK, config)()
     failed = 0
     for m, n, k in SHAPES:

@@ -3,9 +3,9 @@
 Plain data, torch-free, read by path (like experiments/steps.py). Three kinds:
 
 - Timed changes (VARIANTS, RUNS): a pinned configuration of the chapter's own class, timed by the
-  benchmark's steps mode against the chapter's tuned configuration (tuned.py) and cuBLAS::
+  benchmark's steps mode against the chapter's tuned configuration (its kernel file's TUNED) and cuBLAS::
 
-      python examples/hopper_matmul/benchmark.py --steps all --steps-file experiments/tryit.py
+      python -m matmul_bench record --steps all --steps-file experiments/tryit.py
 
   Every run is after its chapter's version and titled "Try it: ..."; that prefix keeps these runs out
   of the ladder's "What each step bought" (``results-steps`` leaves them out unless asked).
@@ -15,7 +15,7 @@ Plain data, torch-free, read by path (like experiments/steps.py). Three kinds:
   lists do not offer, whose outcome is the NaN-poisoned float64 check (exact, wrong, hangs, does not
   build), run several times because a race may pass once::
 
-      python examples/hopper_matmul/tryit.py --out plots/results/nvidia-h200.json
+      python -m matmul_bench tryit --out plots/results/nvidia-h200.json
 
   Each edit's ``old`` text must occur exactly once in the kernel file (a test holds it), so a change
   to a kernel that breaks a try-it fails CI.
@@ -38,7 +38,7 @@ def cfg(bm: int, bn: int, bk: int, stages: int | None = None, swizzle: int | Non
 
 
 # name: (kernel file, class, pinned config, what changed from the chapter's tuned configuration)
-# Each run's baseline ("try-vN") is the chapter's tuned configuration, as tuned.py pins it (a test holds it).
+# Each run's baseline ("try-vN") is the chapter's configuration, its kernel file's TUNED (a test holds it).
 VARIANTS: dict[str, tuple[str, str, dict[str, Any], str]] = {
     "try-v1": ("matmul_v1.py", "MatmulV1", cfg(128, 128, 64), "V1 as tuned: a 128 x 128 tile"),
     "try-v1-64x128": ("matmul_v1.py", "MatmulV1", cfg(64, 128, 64), "a 64 x 128 tile: half the area per block"),

@@ -1,5 +1,6 @@
 # Experiment (not a chapter version): V6 as it was before its steps, with knobs for the attempts after it.
-# The V6 chapter's "Every step, measured" table: `benchmark.py --steps all` times these variants (experiments/steps.py).
+# The V6 chapter's "Every step, measured" table: `python -m matmul_bench record --steps all` times these
+# variants (experiments/steps.py).
 # Knobs beyond V6's: `epilogue` picks how C leaves the block:
 #   "rows"      V6's staging buffer of plain 512-byte rows (eight-way bank conflicts on the stmatrix writes);
 #   "chunks"    four 64-column chunks in TMA's 128-byte swizzle (conflict-free writes, four TMA stores);

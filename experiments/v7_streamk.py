@@ -1,5 +1,6 @@
 # Experiment (not a chapter version): V7 with a stream-K tail, the attempt after V7.
-# `benchmark.py --steps "v7 round 2"` times it (experiments/steps.py); experiments/streamk_check.py checks it.
+# `python -m matmul_bench record --steps "v7 round 2"` times it (experiments/steps.py);
+# experiments/streamk_check.py checks it.
 # Caveats: the spin-wait on a flag assumes all 132 blocks are resident at once (one per SM; no cooperative launch),
 # and Tilus emits bar.cta.sync, st.release and ld.acquire as inline asm without a "memory" clobber, so the
 # source alone does not pin the order of the plain partial-sum loads and stores around them (SASS not checked).
@@ -23,12 +24,12 @@ import tilus
 
 # Imported by the benchmark (by file path) while examples/hopper_matmul is on sys.path.
 from matmul_v7 import CHUNK, CONSUMERS, NUM_SMS, PRODUCER  # V7's warp roles, grid and staging chunks
-from streamk import StreamKSchedule
 from tilus import GlobalTensor, RegisterTensor, SharedTensor, float16, float32, int32
 from tilus.utils import cdiv
 
 from pipeline import Pipeline
 from raster import TileRaster
+from streamk import StreamKSchedule
 
 FIX_UP_ROWS = 16  # rows of a shared tile summed at a time: 32 fp32 registers per thread per operand
 

@@ -1,5 +1,5 @@
 # Experiment (not a chapter version): ping-pong consumers, the attempt after V6.
-# `benchmark.py --steps "v7 round 1"` times these variants (experiments/steps.py).
+# `python -m matmul_bench record --steps "v7 round 1"` times these variants (experiments/steps.py).
 #
 # V6 splits one 128 x 256 tile between its two consumer warp groups, so both finish at the same time and both run
 # their epilogue while the tensor cores idle. Here each consumer warp group owns whole output tiles: the block's

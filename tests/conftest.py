@@ -15,7 +15,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "hopper_matmul"
-for path in (EXAMPLES, ROOT / "figures", ROOT / "plots", Path(__file__).resolve().parent):
+for path in (EXAMPLES, ROOT / "experiments", ROOT / "figures", ROOT / "plots", Path(__file__).resolve().parent):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 

@@ -1,4 +1,4 @@
-"""Valid schema-2 results for test fixtures: provenance, runs, and a whole file (``fake_file()``).
+"""Valid schema-3 results for test fixtures: provenance, runs, and a whole file (``fake_file()``).
 
 Every derived number follows from what it is derived from, as the benchmark computes it (TFLOPS from
 latency, ratios from paired samples through :func:`matmul_site.stats.interval`), so the data passes
@@ -13,7 +13,8 @@ from functools import cache
 from typing import Any
 
 from matmul_site import results, stats, versions
-from tuned import TUNED
+
+TUNED = versions.tuned_configs()
 
 GPU = "NVIDIA H200"
 BENCH_SHAPE = (8192, 8192, 8192)
@@ -128,18 +129,23 @@ def fake_run(
     }
 
 
+def figure(run: dict[str, Any]) -> dict[str, Any]:
+    """A figure of one run: its rows are that run's (a single run without per-round samples merges to itself)."""
+    return run | {"runs": [copy.deepcopy(run)]}
+
+
 def fake_ladder(names: Sequence[str] | None = None) -> dict[str, Any]:
     """The ladder at 8192^3: the given versions (each stepped over the one before) and cuBLAS, with counters."""
     names = versions.names() if names is None else tuple(names)
     latencies = {name: LADDER_MS.get(name, 1.6) for name in names} | {"cublas": LADDER_MS["cublas"]}
     titles = {name: versions.title(name) for name in names if name in versions.names()}
     step_over = {later: earlier for earlier, later in zip(names, names[1:], strict=False)}
-    counters = {  # as bench/ncu.py records them: two summary numbers and the raw metrics they came from
+    counters = {  # as matmul_bench.ncu records them: two summary numbers and the raw metrics they came from
         impl: {"tensor_pipe_pct": 40.0 + 5.0 * i, "dram_throughput_pct": 20.0, "ncu_metrics": {"x.pct": 20.0}}
         for i, impl in enumerate(latencies)
     }
-    return fake_run(
-        BENCH_SHAPE, latencies, configs=LADDER_CONFIGS, titles=titles, step_over=step_over, counters=counters
+    return figure(
+        fake_run(BENCH_SHAPE, latencies, configs=LADDER_CONFIGS, titles=titles, step_over=step_over, counters=counters)
     )
 
 
@@ -153,7 +159,7 @@ def fake_sweep(shapes: Sequence[tuple[int, int, int]] = SWEEP_SHAPES) -> list[di
         if index == 0:
             latencies[versions.TORCH_COMPILE] = LADDER_MS["cublas"] * scale * 1.05
         titles = {name: versions.title(name) for name in swept}
-        runs.append(fake_run(shape, latencies, configs=LADDER_CONFIGS, titles=titles))
+        runs.append(figure(fake_run(shape, latencies, configs=LADDER_CONFIGS, titles=titles)))
     return runs
 
 
@@ -168,7 +174,7 @@ def fake_steps() -> list[dict[str, Any]]:
     step_over = {"v6-rows-sw16": "v6-rows", "v6-chunks": "v6-rows"}
     kept = {"v6-rows-sw16": True}
     run = fake_run(BENCH_SHAPE, latencies, titles=titles, step_over=step_over, kept=kept, processes=1, rounds=15)
-    return [run | {"after": "v6", "title": "the epilogue and the tile order"}]
+    return [figure(run | {"after": "v6", "title": "the epilogue and the tile order"})]
 
 
 @cache
@@ -177,7 +183,7 @@ def _fake_runs() -> dict[str, Any]:
 
 
 def fake_file(gpu_name: str = GPU) -> dict[str, Any]:
-    """A complete, valid schema-2 results file: ladder v0..v6 + cuBLAS, 3 sweep shapes, 1 steps run (a fresh copy)."""
+    """A complete, valid schema-3 results file: ladder v0..v6 + cuBLAS, 3 sweep shapes, 1 steps run (a fresh copy)."""
     data = provenance(gpu_name) | copy.deepcopy(_fake_runs())
     results.validate(data)
     return data
@@ -229,4 +235,4 @@ def fake_tryit_run() -> dict[str, Any]:
     titles = {"try-v2": "V2 as tuned: 3 stages", "try-v2-s2": "2 stages", "try-v2-s4": "4 stages"}
     step_over = {"try-v2-s2": "try-v2", "try-v2-s4": "try-v2"}
     run = fake_run(BENCH_SHAPE, latencies, titles=titles, step_over=step_over, kept={}, processes=2, rounds=10)
-    return run | {"after": "v2", "title": results.TRYIT_TITLE_PREFIX + "fewer or more stages"}
+    return figure(run | {"after": "v2", "title": results.TRYIT_TITLE_PREFIX + "fewer or more stages"})

@@ -16,7 +16,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import buildcheck
+from matmul_bench import buildcheck
 from matmul_site import versions
 
 # M = 1000 and N = 1800 are multiples of no tile size; K = 520 = 8 * 64 + 8 leaves a partial last K-tile.

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import ast
-import importlib.util
 import json
 import time
 from pathlib import Path
@@ -12,11 +11,9 @@ from typing import Any
 
 import pytest
 
-import benchmark
-from bench import aggregate, machine, ncu, plan, runner, worker
-from conftest import EXAMPLES, ROOT
+from conftest import EXAMPLES
+from matmul_bench import aggregate, cli, machine, ncu, plan, replicate, runner, worker
 from matmul_site import results, versions
-from tuned import TUNED
 
 
 def make(*argv: str) -> plan.Plan:
@@ -33,7 +30,7 @@ def test_no_section_plans_the_whole_record_ladder_sweep_and_ncu() -> None:
     assert [i.name for i in ladder.impls] == [*versions.names(), "cublas"]
     names = versions.names()
     assert ladder.step_over == dict(zip(names[1:], names[:-1], strict=True))  # each version over the one before
-    assert all(i.config == TUNED[i.name] for i in ladder.impls if i.kind == "kernel")
+    assert all(i.config == versions.tuned_configs()[i.name] for i in ladder.impls if i.kind == "kernel")
     assert [r.shape for r in p.section_runs("sweep")] == list(plan.SWEEP_SHAPES)
     assert all([i.name for i in r.impls] == [*names[-3:], "cublas"] for r in p.section_runs("sweep"))
 
@@ -83,13 +80,13 @@ def test_bad_usage_exits_2_with_the_reason_and_writes_nothing(
     argv: list[str], message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    assert benchmark.main(argv) == 2
+    assert cli.main(["record", *argv]) == 2
     assert message in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
 
 
 def test_out_must_be_a_json_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert benchmark.main(["--ladder", "--out", str(tmp_path)]) == 2
+    assert cli.main(["record", "--ladder", "--out", str(tmp_path)]) == 2
     assert "give a .json file path" in capsys.readouterr().err
 
 
@@ -97,7 +94,7 @@ def test_dry_run_prints_the_plan_with_its_estimate_and_runs_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "r.json"
-    assert benchmark.main(["--dry-run", "--out", str(out)]) == 0
+    assert cli.main(["plan", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "estimated duration: about" in printed and "dry run" in printed and "ladder" in printed
     assert not out.exists()
@@ -128,7 +125,7 @@ def _autotune_space(path: Path, cls: str) -> dict[str, list[Any]]:
 @pytest.mark.parametrize("version", versions.all_versions(), ids=lambda v: v.name)
 def test_each_pinned_config_lies_in_its_kernel_s_autotune_space(version: versions.Version) -> None:
     space = _autotune_space(version.path, version.class_name)
-    pinned = TUNED[version.name]
+    pinned = versions.tuned_configs()[version.name]
     assert set(pinned) == set(space)
     assert all(pinned[name] in space[name] for name in space), (pinned, space)
 
@@ -199,7 +196,7 @@ def test_ratios_are_paired_within_rounds_so_a_wandering_clock_cancels() -> None:
 def fake_results_file(ladder: dict[str, Any]) -> dict[str, Any]:
     import fake_results
 
-    return fake_results.provenance() | {"ladder": ladder}
+    return replicate.remerge(fake_results.provenance() | {"ladder": aggregate.as_figure(ladder)})
 
 
 def test_a_run_needs_the_same_rounds_for_every_impl() -> None:
@@ -226,7 +223,7 @@ def fake(tmp_path: Path, *argv: str, processes: int = 2) -> int:
     steps.write_text(STEPS_SPEC)
     out = tmp_path / "res" / "nvidia-h200.json"
     common = ["--backend", "fake", "--out", str(out), "--rounds", "3", "--processes", str(processes)]
-    return benchmark.main([*common, "--git-commit", "abc1234", "--steps-file", str(steps), *argv])
+    return cli.main(["record", *common, "--git-commit", "abc1234", "--steps-file", str(steps), *argv])
 
 
 def test_a_fake_record_runs_the_whole_protocol_and_writes_paired_results_and_a_log(tmp_path: Path) -> None:
@@ -237,14 +234,14 @@ def test_a_fake_record_runs_the_whole_protocol_and_writes_paired_results_and_a_l
     assert ladder["rows"]["v1"]["step"]["median"] == pytest.approx(3.5 / 2.0)  # the fake's V0 and V1 times
     assert sweep["rows"]["v5"]["ratio_to_cublas"]["median"] == pytest.approx(1.5 / 1.7)  # the sweep's first
     assert steps["rows"]["v6"]["step"] == pytest.approx({"over": "v5", "median": 1.7 / 1.6, "low": 1.7 / 1.6,
-                                                         "high": 1.7 / 1.6})  # fmt: skip
+                                                         "high": 1.7 / 1.6, "verdict": "pays"})  # fmt: skip
     assert (steps["title"], steps["rows"]["v6"]["kept"], steps["rows"]["v5"]["kept"]) == ("a try", True, False)
     assert ladder["rows"]["v2"]["sm_clock_mhz"] == 1755.0 and ladder["rows"]["v2"]["counters"] is None  # no ncu
     assert {r["run_id"] for r in (ladder, sweep, steps)} == {ladder["run_id"]}  # one id for one invocation
     assert (ladder["git_commit"], ladder["processes"], ladder["rounds"]) == ("abc1234", 2, 3)
     log = json.loads((tmp_path / "res" / ladder["log"]).read_text())
     assert [len(p["samples"]["v0"]) for p in log["runs"][0]["processes"]] == [3, 3]
-    assert aggregate.runs_from_log(log) == [ladder, sweep, steps]  # the intervals can be recomputed
+    assert aggregate.runs_from_log(log) == [f["runs"][-1] for f in (ladder, sweep, steps)]  # recomputable
 
 
 def test_a_second_invocation_merges_and_keeps_what_it_did_not_measure(tmp_path: Path) -> None:
@@ -334,53 +331,6 @@ def test_ncu_csv_gives_the_first_kernel_s_counters() -> None:
     counters = ncu.counters_from_metrics(values)
     assert counters is not None and counters["tensor_pipe_pct"] == 78.25 and counters["dram_throughput_pct"] == 1234.5
     assert ncu.counters_from_metrics({}) is None and ncu.parse_csv("no csv here", ncu.metric_names()) == {}
-
-
-# --- the schema-1 conversion ---
-
-
-def load_converter() -> Any:
-    path = ROOT / "experiments" / "convert_schema1_steps.py"
-    spec = importlib.util.spec_from_file_location("convert_schema1_steps", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_the_conversion_states_the_benchmark_s_method() -> None:
-    assert load_converter().METHOD == runner.method(make())
-
-
-def test_schema_1_steps_become_paired_runs_and_the_stitched_numbers_go(tmp_path: Path) -> None:
-    import fake_results
-
-    convert = load_converter()
-    old = fake_results.provenance() | {"schema": 1, "entries": {}, "sweep": [{"impl": "v6"}]}
-    old["gpu"]["clocks_mhz"]["sm_seen_during_run"] = [345, 1980]
-    old["steps"] = [{"round": label, "name": name, "change": f"{name} changed", "kept": name == "b"}
-                    for label in convert.LOGS for name in ("v6-rows", "b")]  # fmt: skip
-    (tmp_path / "logs").mkdir()
-    for label, log in convert.LOGS.items():
-        raw = {"date": "2026-11-30", "round": label, "shape": [8192, 8192, 8192], "results": {
-            "v6-rows": {"latencies": [2.0, 2.2, 1.8], "ratios": [0.5, 0.5, 0.5], "config": {"epilogue": "rows"}},
-            "b": {"latencies": [1.0, 1.1, 0.9], "ratios": [1.0, 1.0, 1.0], "config": {}},
-            "cublas": {"latencies": [1.0, 1.1, 0.9], "ratios": [1.0, 1.0, 1.0], "config": {}}}}  # fmt: skip
-        (tmp_path / log).write_text(json.dumps(raw))
-    data = convert.convert(old, tmp_path, {label: f"title {label}" for label in convert.LOGS})
-    assert "ladder" not in data and data["sweep"] == [] and data["schema"] == 2
-    run = data["steps"][0]
-    assert (run["processes"], run["rounds"], run["title"], run["log"]) == (
-        1,
-        3,
-        "title round 1",
-        convert.LOGS["round 1"],
-    )
-    b = run["rows"]["b"]
-    assert b["step"] == {"over": "v6-rows", "median": 2.0, "low": 2.0, "high": 2.0}
-    assert (b["latency_ms"], b["kept"], b["title"], b["sm_clock_mhz"]) == (1.0, True, "b changed", None)
-    assert run["rows"]["v6-rows"]["ratio_to_cublas"]["median"] == 0.5 and "step" not in run["rows"]["v6-rows"]
-    assert set(data["method"]["earlier_runs"]) == {r["run_id"] for r in data["steps"]}
 
 
 def test_a_partial_ladder_times_the_named_versions_and_cublas_into_its_own_file(tmp_path: Path) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-import buildcheck
+from matmul_bench import buildcheck
 from minimal_kernel import MinimalTmaWgmma
 
 pytestmark = pytest.mark.slow

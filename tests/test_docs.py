@@ -12,8 +12,10 @@ import copy
 import filecmp
 import html
 import json
+import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 from html.parser import HTMLParser
@@ -23,8 +25,9 @@ from typing import Any
 import pytest
 
 from fake_results import fake_file, provenance
-from matmul_site import numbers, pagecheck, paths, rerun, results, stats, tryit_text, versions
-from matmul_site.sphinx import kernel_source, results_nodes, results_role
+from matmul_site import facts, numfmt, paths, rerun, results, stats, versions
+from matmul_site.numfmt import NOT_MEASURED
+from matmul_site.sphinx import fact_blocks, kernel_source, results_nodes, results_role
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -37,16 +40,17 @@ NUMBER_WITH_UNIT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(TFLOPS|TFLOP/s|GB/s
 INCLUDE_DIRECTIVE = re.compile(r"^([ \t]*)\.\. (literalinclude|kernel-source):: (\S+)\n((?:\1   .*\n|[ \t]*\n)*)", re.M)
 # The confidence level of every interval (stats.CONFIDENCE) is a constant of the method, not a measurement.
 CONFIDENCE = re.compile(rf"{100 * stats.CONFIDENCE:.0f}%\s+(?:bootstrap\s+)?intervals?")
-ROLE = re.compile(r":(?:result|verdict):`[^`]+`")
-WHEN_BLOCK = re.compile(r"^([ \t]*)\.\. results-when:: (\S+) (\S+)\n((?:\1   .*\n|[ \t]*\n)*)", re.M)
-# Comparisons typed as words: a page may only say these through a verdict role or inside a results-when block.
+ROLE = re.compile(r":fact:`[^`]+`")
+# Comparisons typed as words: a page may only say these through a fact, or where a test pins the verdict.
 TYPED_VERDICT = re.compile(
     r"\b(did not pay|does not pay|slower than|faster than|(?:is|are) a tie|level with|no faster|no slower|"
     r"does not reach|not distinguishable|the fastest version|largest (?:step|effect))\b",
     re.I,
 )
-# Every comparison the pages make, and the verdict role that must render it (page -> specs).
-VERDICTS_CITED = {
+# Typed comparisons whose verdict test_facts.PROSE_ASSUMES pins to the recorded one (page -> sentences).
+TYPED_AND_PINNED = {"chapters/v3.rst": ["At this size V3 is no faster than V2"]}
+# Every comparison the pages make, and the fact that must render it (page -> fact names).
+COMPARISONS_CITED = {
     "chapters/v1.rst": ["v1.step"],
     "chapters/v2.rst": ["v2.step"],
     "chapters/v3.rst": ["v3.step", "v4.step"],
@@ -54,44 +58,41 @@ VERDICTS_CITED = {
     "chapters/v5.rst": ["v5.step", "v6.step"],
     "chapters/v6.rst": [
         "v6.step",
-        "v6.ratio",
-        "steps/v6/v6-chunks.step",
-        "steps/v6/v6-rows-sw16.step",
-        "steps/v6/v6-chunks-sw32.step",
-        "steps/v6/v6c-chunks-sw8.step",
+        "v6.vs_cublas",
+        "v6.sweep",
+        "v6-chunks.attempt",
+        "v6-rows-sw16.attempt",
+        "v6-chunks-sw32.attempt",
+        "v6c-chunks-sw8.attempt",
     ],
     "chapters/v7.rst": [
         "v7.step",
-        "v7.ratio",
-        "steps/v6@8192x8192x8192/v7.step",
-        "steps/v6@4096x4096x4096/v7.step",
-        "steps/v6@16384x8192x1024/v7.step",
-        "steps/v6@4096x4096x4096/v7-streamk.step",
+        "v7.vs_cublas",
+        "v7.sweep",
+        "v7@8192.step",
+        "v7@4096.step",
+        "v7@16384x8192x1024.step",
+        "v7-streamk@4096.step",
     ],
-    "index.rst": [f"{LAST}.ratio"],
-    "steps.rst": [f"{LAST}.ratio"],
-}
-RESULTS_CITED = {  # sentences whose verdict words come from :result: (lists and counts by the rule)
-    "index.rst": ["ladder.pays", "ladder.within_noise", "ladder.costs", f"sweep.{LAST}.verdicts"],
-    "steps.rst": ["ladder.pays", "ladder.within_noise", "ladder.costs", f"sweep.{LAST}.verdicts"],
-    "chapters/v6.rst": ["sweep.v6.verdicts"],
-    "chapters/v7.rst": ["sweep.v7.verdicts"],
+    "index.rst": [f"{LAST}.vs_cublas", "ladder.pays", "ladder.parity", "ladder.costs", f"{LAST}.sweep"],
+    "steps.rst": [f"{LAST}.vs_cublas", "ladder.pays", "ladder.parity", "ladder.costs", f"{LAST}.sweep"],
 }
 
 
 def flipped(data: dict[str, Any]) -> dict[str, Any]:
     """The fake file with its verdicts turned around: every ladder step and ratio says the opposite."""
     data = copy.deepcopy(data)
-    turn = {stats.PAYS: (0.95, 0.93, 0.97), stats.COSTS: (1.05, 1.03, 1.07), stats.WITHIN_NOISE: (1.05, 1.03, 1.07)}
+    turn = {results.PAYS: (0.95, 0.93, 0.97), results.COSTS: (1.05, 1.03, 1.07), results.PARITY: (1.05, 1.03, 1.07)}
     for row in data["ladder"]["rows"].values():
         if row.get("step"):
-            row["step"].update(zip(("median", "low", "high"), turn[stats.verdict(row["step"])], strict=True))
+            row["step"].update(zip(("median", "low", "high"), turn[results.verdict(row["step"])], strict=True))
     data["ladder"]["rows"][LAST]["ratio_to_cublas"] = {"median": 1.0, "low": 0.98, "high": 1.02}
     return data
 
 
-def build(out: Path, results_file: Path, *, rerun_without_hopper: bool = False) -> Path:
-    """sphinx-build -W -n as `nox -s docs` runs it, with deprecation warnings as errors; stderr in out/../stderr.
+def build(out: Path, results_file: Path, *, rerun_without_hopper: bool = False, log: str = "build") -> Path:
+    """sphinx-build -W -n as `nox -s docs` runs it, with deprecation warnings as errors; stderr in out/../stderr,
+    stdout (which pages were read and written) in out/../<log>.log.
 
     ``rerun_without_hopper`` sets the rerun variable with an nvidia-smi on PATH that reports a non-Hopper GPU.
     """
@@ -112,7 +113,14 @@ def build(out: Path, results_file: Path, *, rerun_without_hopper: bool = False) 
     assert done.returncode == 0, f"sphinx-build failed:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
     assert "WARNING" not in done.stderr and "Warning" not in done.stderr, done.stderr
     (out.parent / "stderr").write_text(done.stderr)
+    (out.parent / f"{log}.log").write_text(done.stdout)
     return out
+
+
+def pages_in_log(where: Path, log: str, step: str) -> set[str]:
+    """The pages a build's log says it read (``step="reading sources"``) or wrote (``"writing output"``)."""
+    text = (where / f"{log}.log").read_text()
+    return set(re.findall(rf"^{step}\.\.\. \[\s*\d+%\] (\S+)$", text, re.M))
 
 
 @pytest.fixture(scope="module")
@@ -121,17 +129,31 @@ def fake() -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory, fake: dict[str, Any]) -> Path:
+def built(tmp_path_factory: pytest.TempPathFactory, fake: dict[str, Any]) -> Path:
+    """The site of the fake file, built, then built again with nothing changed (log "again");
+    :func:`flipped_site` later rebuilds it in place, so tests read it through :func:`site`."""
     where = tmp_path_factory.mktemp("site")
     (where / "results.json").write_text(json.dumps(fake))
-    return build(where / "html", where / "results.json")
+    build(where / "html", where / "results.json")
+    build(where / "html", where / "results.json", log="again")
+    return where
 
 
 @pytest.fixture(scope="module")
-def flipped_site(tmp_path_factory: pytest.TempPathFactory, fake: dict[str, Any]) -> Path:
-    where = tmp_path_factory.mktemp("flipped")
-    (where / "results.json").write_text(json.dumps(flipped(fake)))
-    return build(where / "html", where / "results.json")
+def site(built: Path) -> Path:
+    """The fake file's site: a copy of the first build, taken before the flipped file is built over it."""
+    copy = built.parent / f"{built.name}-fake"
+    if not copy.exists():
+        shutil.copytree(built / "html", copy, ignore=shutil.ignore_patterns(".doctrees"))
+    return copy
+
+
+@pytest.fixture(scope="module")
+def flipped_site(built: Path, site: Path, fake: dict[str, Any]) -> Path:
+    """The same build directory, rebuilt after its results file changed to the flipped verdicts (log "flipped"):
+    the words must follow, and only the pages that show something from the file are read again."""
+    (built / "results.json").write_text(json.dumps(flipped(fake)))
+    return build(built / "html", built / "results.json", log="flipped")
 
 
 @pytest.fixture(scope="module")
@@ -253,7 +275,7 @@ def test_every_figure_and_chart_the_rst_references_exists() -> None:
         text = rst.read_text(encoding="utf-8")
         for target in re.findall(r"^\s*\.\. (?:figure|image):: (\S+)", text, re.M):
             assert (rst.parent / target).is_file(), f"{rst.relative_to(ROOT)}: {target} does not exist"
-        for script in re.findall(r"^\s*\.\. (?:results-chart|plot):: (\S+)", text, re.M):
+        for script in re.findall(r"^\s*\.\. plot:: (\S+)", text, re.M):
             assert (ROOT / "plots" / script).is_file(), f"{rst.relative_to(ROOT)}: plots/{script} does not exist"
 
 
@@ -326,7 +348,7 @@ def test_gallery_executed_nothing(site: Path) -> None:
 
 
 def test_gallery_staging_adds_a_titled_docstring_and_keeps_the_code(tmp_path: Path) -> None:
-    staged = kernel_source.stage_gallery(tmp_path / "src", thumbnails=False)  # titles: tests/test_gallery.py
+    staged = kernel_source.stage_gallery(tmp_path / "src")  # titles: tests/test_gallery.py
     assert (tmp_path / "src" / "GALLERY_HEADER.rst").is_file()
     for path in staged:
         source = kernel_source.KERNELS / path.name
@@ -336,7 +358,137 @@ def test_gallery_staging_adds_a_titled_docstring_and_keeps_the_code(tmp_path: Pa
         compile(text, str(path), "exec")
 
 
+def scaled_like_a_card(image: Path, scratch: Path) -> bytes:
+    """An image scaled to a gallery card by sphinx-gallery's own function, as the build scales a chart."""
+    from sphinx_gallery.utils import scale_image
+
+    scale_image(image, scratch / "card.png", 400, 280)  # sphinx-gallery's default thumbnail_size
+    return (scratch / "card.png").read_bytes()
+
+
+@pytest.mark.slow
+def test_gallery_cards_show_each_versions_chart_not_a_placeholder(site: Path, tmp_path: Path) -> None:
+    from sphinx_gallery import glr_path_static
+
+    placeholder = scaled_like_a_card(Path(glr_path_static()) / "no_image.png", tmp_path)
+    cards = {}
+    for chapter in CHAPTERS:
+        if not kernel_source.kernel_path(chapter).exists():
+            continue
+        card = (site / "_images" / f"sphx_glr_matmul_{chapter}_thumb.png").read_bytes()
+        assert card != placeholder, f"the {chapter} card shows sphinx-gallery's placeholder"
+        chart = site / "plot_directive" / "plots" / f"plot_{chapter}.png"  # the plot directive's PNG of the chart
+        assert card == scaled_like_a_card(chart, tmp_path), f"the {chapter} card is not its chapter's chart"
+        cards[chapter] = card
+    assert len(set(cards.values())) == len(cards), "two cards show the same image"
+
+
+def previewed(image: Path, scratch: Path) -> bytes:
+    """An image laid on a link preview's landscape by link_preview.landscape, as the build lays a chart."""
+    from matmul_site.sphinx.link_preview import landscape
+
+    landscape(image, scratch / "preview.png")
+    return (scratch / "preview.png").read_bytes()
+
+
+def test_a_preview_is_the_image_scaled_to_fit_1200_by_630_and_centred_on_white(tmp_path: Path) -> None:
+    from PIL import Image
+
+    from matmul_site.sphinx.link_preview import OG_SIZE, landscape
+
+    Image.new("RGB", (400, 560), "red").save(tmp_path / "tall.png")  # a chart drawn for a phone: taller than wide
+    landscape(tmp_path / "tall.png", tmp_path / "preview.png")
+    with Image.open(tmp_path / "preview.png") as preview:
+        assert preview.size == OG_SIZE == (1200, 630)
+        red = [x for x in range(1200) if preview.getpixel((x, 315)) == (255, 0, 0)]
+        assert (red[0], red[-1] + 1) == (375, 825), "the image is not 450 px wide (630 x 400/560) and centred"
+        assert preview.getpixel((0, 0)) == preview.getpixel((1199, 629)) == (255, 255, 255)
+        assert preview.getpixel((600, 0)) == preview.getpixel((600, 629)) == (255, 0, 0)  # the full height
+
+
+@pytest.mark.slow
+def test_link_previews_are_the_plot_directives_own_png_of_each_chart_on_a_landscape(site: Path, tmp_path: Path) -> None:
+    previews = sorted((site / "_static" / "og").glob("*.png"))
+    assert {p.stem for p in previews} == {f"plot_{c}" for c in CHAPTERS} | {"plot_summary"}
+    for preview in previews:  # drawn once, with the page's SVG, then laid out: not a second drawing
+        chart = site / "plot_directive" / "plots" / preview.name
+        assert preview.read_bytes() == previewed(chart, tmp_path), preview.name
+
+
+def pages_showing_results() -> set[str]:
+    """The pages whose source asks for a value, verdict, table or chart from the results file, and the gallery's
+    index, whose cards show the charts."""
+    asks = re.compile(r":(?:result|verdict):`|^\s*\.\. results-", re.M)
+    pages = {rst.relative_to(DOCS).with_suffix("").as_posix() for rst in RST if asks.search(rst.read_text("utf-8"))}
+    return pages | {"gallery/index"}
+
+
+@pytest.mark.slow
+def test_a_second_build_with_nothing_changed_reads_and_writes_no_page(built: Path) -> None:
+    assert pages_in_log(built, "build", "reading sources") >= pages_showing_results()  # the log is parsed right
+    assert pages_in_log(built, "again", "reading sources") == set()
+    assert pages_in_log(built, "again", "writing output") == set()
+
+
+@pytest.mark.slow
+def test_a_changed_results_file_renders_again_every_page_that_shows_it_and_no_other(
+    built: Path, flipped_site: Path
+) -> None:
+    assert len(pages_showing_results()) >= len(CHAPTERS) + 3
+    assert pages_in_log(built, "flipped", "reading sources") == pages_showing_results()
+    assert pages_in_log(built, "flipped", "writing output") == pages_showing_results()
+
+
+@pytest.mark.slow
+def test_a_changed_results_file_redraws_the_charts_their_previews_and_cards(
+    site: Path, flipped_site: Path, tmp_path: Path
+) -> None:
+    chart = f"plot_{LAST}"  # its title states the last version's ratio to cuBLAS, which the flipped file changes
+    redrawn = (flipped_site / "plot_directive" / "plots" / f"{chart}.png").read_bytes()
+    assert (site / "_images" / f"{chart}.svg").read_bytes() != (flipped_site / "_images" / f"{chart}.svg").read_bytes()
+    assert redrawn != (site / "plot_directive" / "plots" / f"{chart}.png").read_bytes()
+    preview = (flipped_site / "_static" / "og" / f"{chart}.png").read_bytes()
+    assert preview == previewed(flipped_site / "plot_directive" / "plots" / f"{chart}.png", tmp_path)
+    card = flipped_site / "_images" / f"sphx_glr_matmul_{LAST}_thumb.png"
+    assert card.read_bytes() == scaled_like_a_card(flipped_site / "plot_directive" / "plots" / f"{chart}.png", tmp_path)
+
+
+def test_a_broken_results_file_stops_the_build_with_one_line(tmp_path: Path, fake: dict[str, Any]) -> None:
+    broken = tmp_path / "nvidia-h200.json"
+    broken.write_text(json.dumps(fake)[:2000])  # cut short, as an interrupted copy leaves it
+    env = {**os.environ, paths.ENV_RESULTS: str(broken)}
+    command = [sys.executable, "-m", "sphinx", "-q", "-b", "html", "-c", ".", "docs", str(tmp_path / "html")]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
+    lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert len(lines) == 1, "\n".join(lines)
+    assert str(broken) in lines[0] and "not valid JSON" in lines[0] and "nox -s bench" in lines[0], lines[0]
+
+
 # ---------------------------------------------------------------------------- numbers stay true
+
+
+def _walk(node: Any) -> list[float]:
+    if isinstance(node, dict):
+        return [x for value in node.values() for x in _walk(value)]
+    if isinstance(node, list):
+        return [x for value in node for x in _walk(value)]
+    return [float(node)] if isinstance(node, int | float) and not isinstance(node, bool) else []
+
+
+def numbers_held(data: dict[str, Any]) -> list[float]:
+    """Every number the file holds or the facts derive from it (peaks at each row's clock, shares of them and of
+    the datasheet), ratios and shares also as percentages."""
+    found = _walk(data)
+    peak = data["gpu"]["published_dense_fp16_tflops"]
+    for run in (data.get("ladder"), *data.get("sweep", []), *data.get("steps", [])):
+        for row in (run or {}).get("rows", {}).values():
+            found.append(row["tflops"] / peak)
+            if row.get("sm_clock_mhz") is not None:
+                at_clock = results.peak_tflops_at(data, row["sm_clock_mhz"])
+                found += [at_clock, row["tflops"] / at_clock]
+    found += [100 * v for v in list(found) if abs(v) <= 10]
+    return [v for v in found if math.isfinite(v)]
 
 
 def _holds(number: str, held: list[float]) -> bool:
@@ -347,7 +499,7 @@ def _holds(number: str, held: list[float]) -> bool:
 
 @pytest.mark.slow
 def test_pages_state_no_number_the_results_file_does_not_hold(site: Path, fake: dict[str, Any]) -> None:
-    held = pagecheck.numbers_held(fake)
+    held = numbers_held(fake)
     wrong = []
     for page in built_pages(site):
         for number, unit in NUMBER_WITH_UNIT.findall(CONFIDENCE.sub("", page_text(page))):
@@ -357,7 +509,7 @@ def test_pages_state_no_number_the_results_file_does_not_hold(site: Path, fake: 
 
 
 def test_number_check_catches_a_hand_typed_number(fake: dict[str, Any]) -> None:
-    held = pagecheck.numbers_held(fake)
+    held = numbers_held(fake)
     v3 = fake["ladder"]["rows"]["v3"]
     text = f"V3 reaches {v3['tflops']:.0f} TFLOPS in {v3['latency_ms']:.3f} ms; it was 612 TFLOPS before."
     verdict = {number: _holds(number, held) for number, _ in NUMBER_WITH_UNIT.findall(text)}
@@ -370,45 +522,36 @@ def test_rst_states_numbers_only_through_roles() -> None:
         assert not typed, f"{rst.relative_to(ROOT)} types numbers by hand: {typed}"
 
 
-def test_every_role_in_the_pages_names_a_real_value(fake: dict[str, Any]) -> None:
+def test_every_ladder_fact_the_pages_name_has_a_value_with_a_full_file(fake: dict[str, Any]) -> None:
     for rst in RST:
-        for role, spec in results_role.iter_specs(rst.read_text(encoding="utf-8")):
-            render = numbers.render_verdict if role == "verdict" else numbers.render
-            rendered = render(fake, spec)  # raises SpecError on a value no file could hold
-            if "/" not in spec:  # the ladder, sweep and provenance are complete in the fake file
-                assert rendered != numbers.NOT_MEASURED, f"{rst.name}: {spec} is unmeasured with a full file"
+        for name in facts.names_in(rst.read_text(encoding="utf-8")):
+            try:
+                found = facts.find(name)[0]
+            except facts.UnknownFact:
+                fact_blocks.find(name)  # a table or chart, or an error naming the unknown fact
+                continue
+            if found.name.startswith(("{version}", "gpu.", "problem.", "ladder.")):  # the fake file has them all
+                assert facts.render(name, fake) != NOT_MEASURED, f"{rst.name}: {name} is unmeasured with a full file"
 
 
 # ---------------------------------------------------------------------------- comparisons follow the rule
 
 
-def test_each_comparison_the_pages_make_is_rendered_by_a_role() -> None:
-    for page, specs in VERDICTS_CITED.items():
+def test_each_comparison_the_pages_make_is_a_fact() -> None:
+    for page, names in COMPARISONS_CITED.items():
         text = (DOCS / page).read_text(encoding="utf-8")
-        for spec in specs:
-            assert f":verdict:`{spec}`" in text, f"{page} compares {spec} without the verdict role"
-    for page, specs in RESULTS_CITED.items():
-        text = (DOCS / page).read_text(encoding="utf-8")
-        for spec in specs:
-            assert f":result:`{spec}`" in text, f"{page} lacks :result:`{spec}`"
+        for name in names:
+            assert f":fact:`{name}`" in text, f"{page} compares {name} without its fact"
 
 
-def test_pages_type_no_verdict_outside_roles_and_conditional_blocks() -> None:
+def test_pages_type_no_verdict_outside_facts_unless_a_test_pins_it() -> None:
     for rst in RST:
-        text = WHEN_BLOCK.sub("", ROLE.sub("", rst.read_text(encoding="utf-8")))
+        text = ROLE.sub("", rst.read_text(encoding="utf-8"))
+        for sentence in TYPED_AND_PINNED.get(rst.relative_to(DOCS).as_posix(), []):
+            assert sentence in text, f"{rst.name}: {sentence!r} is gone; drop it from TYPED_AND_PINNED"
+            text = text.replace(sentence, "")
         typed = TYPED_VERDICT.findall(text)
         assert not typed, f"{rst.relative_to(ROOT)} types a comparison the data should decide: {typed}"
-
-
-def test_conditional_blocks_name_real_specs_and_conditions(fake: dict[str, Any]) -> None:
-    blocks = [(rst, m.group(2), m.group(3)) for rst in RST for m in WHEN_BLOCK.finditer(rst.read_text("utf-8"))]
-    assert len(blocks) >= 8, "the lessons and the V3/V5 explanations are conditional on their verdicts"
-    for rst, spec, condition in blocks:
-        if spec.startswith("tryit/"):  # a try-it edit's outcome; raises SpecError for a bad spec or condition
-            tryit_text.tryit_holds(fake, spec, condition)
-            continue
-        assert condition in (*results_role.CONDITIONS, "measured", "not-measured"), (rst.name, condition)
-        numbers.verdict_of(fake, spec)  # raises SpecError for a spec that is not an interval
 
 
 @pytest.mark.slow
@@ -417,28 +560,18 @@ def test_each_chapter_states_its_step_by_the_rule(which: str, site: Path, flippe
     built, data = (site, fake) if which == "fake" else (flipped_site, flipped(fake))
     for n in range(1, len(CHAPTERS)):
         step = data["ladder"]["rows"][f"v{n}"]["step"]
-        expected = f"Over V{n - 1}, this step {numbers.render_verdict(data, f'v{n}.step')}"
+        expected = f"Over V{n - 1}, this step {facts.render(f'v{n}.step', data)}"
         assert expected in words(built / "chapters" / f"v{n}.html"), expected
-        assert numbers.render_verdict(data, f"v{n}.step").startswith(numbers.STEP_WORDS[stats.verdict(step)])
-    ratio = numbers.render_verdict(data, f"{LAST}.ratio")
-    assert f"in the same run it {ratio}" in words(built / "index.html")
+        assert facts.render(f"v{n}.step", data).startswith(numfmt.STEP_WORDS[results.verdict(step)])
     ladder = words(built / "index.html")
-    for word, rule in (("pay at this size are", stats.PAYS), ("cost:", stats.COSTS)):
+    assert f"in the same run it {facts.render(f'{LAST}.vs_cublas', data)}" in ladder
+    for word, rule in (("pay at this size are", results.PAYS), ("cost:", results.COSTS)):
         chosen = [
-            f"V{n}" for n in range(1, len(CHAPTERS)) if stats.verdict(data["ladder"]["rows"][f"v{n}"]["step"]) == rule
+            f"V{n}" for n in range(1, len(CHAPTERS)) if results.verdict(data["ladder"]["rows"][f"v{n}"]["step"]) == rule
         ]
         assert f"{word} {', '.join(chosen) or 'none'}" in ladder
-
-
-@pytest.mark.slow
-def test_lessons_and_explanations_appear_only_when_the_data_decides_them(site: Path, flipped_site: Path) -> None:
-    # The fake file: V5 costs against V4, the last version is behind cuBLAS. Flipped: V5 pays, and the last
-    # version is within noise of cuBLAS.
-    v5, v5_flipped = words(site / "chapters" / "v5.html"), words(flipped_site / "chapters" / "v5.html")
-    assert "made the kernel slower" in v5 and "made the kernel slower" not in v5_flipped
-    lesson = "A standard technique can cost."
-    assert lesson in words(site / "steps.html") and lesson not in words(flipped_site / "steps.html")
-    assert "is within noise of cuBLAS" in words(flipped_site / "index.html")
+    if which == "flipped":  # the last version is at parity with cuBLAS there
+        assert "is at parity with cuBLAS" in ladder
 
 
 @pytest.mark.slow
@@ -447,7 +580,7 @@ def test_ladder_table_has_one_baseline_and_every_column(site: Path, fake: dict[s
     for column in (
         "TFLOPS",
         "Latency",
-        "× cuBLAS (95% interval)",
+        "× cuBLAS [95% interval]",
         "Step over the previous version",
         "SM clock",
         "Power",
@@ -455,8 +588,8 @@ def test_ladder_table_has_one_baseline_and_every_column(site: Path, fake: dict[s
         assert column in text
     rows = fake["ladder"]["rows"]
     for impl in ("v3", "v5", "cublas"):
-        assert numbers.render(fake, f"{impl}.tflops") in text and numbers.render(fake, f"{impl}.ratio") in text
-    assert numbers.render_verdict(fake, "v5.step") in text
+        assert facts.render(f"{impl}.tflops", fake) in text and facts.render(f"{impl}.ratio", fake) in text
+    assert facts.render("v5.step", fake) in text
     assert f"{rows['cublas']['tflops']:.0f} TFLOPS" in text
     assert "cuBLAS entry" not in text and "same_process" not in text
     page = (site / "index.html").read_text(encoding="utf-8")
@@ -477,13 +610,13 @@ def test_steps_tables_show_every_row_their_page_cites(site: Path, fake: dict[str
 def test_pages_give_the_peak_at_the_measured_clock_beside_the_datasheet(site: Path, fake: dict[str, Any]) -> None:
     text = words(site / "chapters" / "v6.html")
     for spec in ("v6.sm_clock", "v6.peak_at_clock", "v6.peak_fraction", "v6.datasheet_fraction", "gpu.peak"):
-        assert numbers.render(fake, spec) in text, spec
+        assert facts.render(spec, fake) in text, spec
 
 
 @pytest.mark.slow
 def test_with_no_ladder_yet_every_ladder_number_is_not_measured_and_the_build_passes(bare_site: Path) -> None:
     index = words(bare_site / "index.html")
-    assert index.count(numbers.NOT_MEASURED) >= 8 * 5
+    assert index.count(NOT_MEASURED) >= 8 * 5
     assert not re.search(r"\d TFLOPS(?! \()", index.replace("989.4 TFLOPS", "")), "a ladder number without a ladder"
     for chapter in CHAPTERS:
         text = words(bare_site / "chapters" / f"{chapter}.html")
@@ -507,14 +640,9 @@ def test_corrupt_results_file_stops_the_build_with_its_name(tmp_path: Path, monk
 
 
 def test_the_extension_keeps_no_state_on_the_app() -> None:
-    for module in (results_role, results_nodes):
+    for module in (results_role, results_nodes, fact_blocks):
         source = Path(module.__file__).read_text(encoding="utf-8")
         assert "env.app" not in source and "app.hopper" not in source, module.__name__
-
-
-def test_no_module_of_the_site_package_is_over_400_lines() -> None:
-    for module in Path(results.__file__).parent.glob("**/*.py"):
-        assert len(module.read_text(encoding="utf-8").splitlines()) <= 400, module.name
 
 
 @pytest.mark.slow
@@ -535,7 +663,7 @@ def test_reproduce_section_and_readme_document_the_rerun_variable() -> None:
 def test_what_the_prose_says_about_the_recorded_results_is_true() -> None:
     """Sentences typed in words (configs, not comparisons) must hold for the committed file, once it has a ladder."""
     try:
-        recorded = numbers.load_default()
+        recorded = results.load_default()
     except results.ResultsError as exc:
         pytest.skip(f"the committed results file is not schema 2 yet: {exc}")
     if recorded is None:

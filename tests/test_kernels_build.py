@@ -13,11 +13,11 @@ import inspect
 import re
 from dataclasses import dataclass
 
-import kernel_builds
 import pytest
-from kernel_builds import autotune_space, build_config, kernel_class
 
-import buildcheck
+import kernel_builds
+from kernel_builds import autotune_space, build_config, kernel_class
+from matmul_bench import buildcheck
 from matmul_site import versions
 
 pytestmark = pytest.mark.slow

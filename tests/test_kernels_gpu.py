@@ -2,9 +2,9 @@
 
 Each (version, shape) runs on fresh random inputs into a NaN-poisoned C and is compared element by element
 with a float64 reference (common.check). Versions are found by convention, so later versions are covered too.
-Each version is pinned to its tuned configuration (tuned.py), and every (version, shape) is built up front in
-parallel processes (prebuild.py): Tilus caches the builds on disk, so the tests load them instead of
-compiling every configuration of the autotune space one after another (about 10 s each).
+Each version is pinned to its measured configuration (its kernel file's TUNED), and every (version, shape) is
+built up front in parallel processes (matmul_bench.prebuild): Tilus caches the builds on disk, so the tests load
+them instead of compiling every configuration of the autotune space one after another (about 10 s each).
 """
 
 from __future__ import annotations
@@ -19,8 +19,7 @@ import pytest
 import torch
 
 import common
-import prebuild
-from tuned import TUNED
+from matmul_bench import prebuild
 
 pytestmark = pytest.mark.gpu
 
@@ -31,6 +30,16 @@ def versions() -> list[int]:
     from matmul_site import versions as registry
 
     return [v.number for v in registry.all_versions(KERNEL_DIR)]
+
+
+def tuned() -> dict[str, dict[str, Any]]:
+    """Each version's measured configuration: its kernel file's TUNED."""
+    from matmul_site import versions as registry
+
+    return registry.tuned_configs(KERNEL_DIR)
+
+
+TUNED = tuned()
 
 
 def spec(version: int, shapes: list[tuple[int, int, int]]) -> dict[str, Any]:

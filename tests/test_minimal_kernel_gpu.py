@@ -14,7 +14,7 @@ SIZES = [2048, 4096, 8192]
 @pytest.fixture(scope="module")
 def built() -> None:
     """Each size's build in its own process, at once (Tilus caches them on disk for the tests)."""
-    import prebuild
+    from matmul_bench import prebuild
 
     file = str(Path(__file__).resolve().parent / "minimal_kernel.py")
     specs = [{"file": file, "cls": "MinimalTmaWgmma", "config": None, "shapes": [[s, s, s]]} for s in SIZES]

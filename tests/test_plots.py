@@ -21,7 +21,7 @@ import pytest
 from matplotlib.colors import to_rgb
 
 from fake_results import fake_file, provenance
-from matmul_site import captions, chartkit, charts, numbers, paths, rerun, results, versions
+from matmul_site import captions, chartkit, charts, numfmt, paths, rerun, results, versions
 
 
 @pytest.fixture(scope="session")
@@ -55,7 +55,8 @@ def texts(fig: Any) -> list[str]:
 
 def test_every_chart_script_draws_one_figure_the_same_bytes_twice(data: Any, tmp_path: Path, monkeypatch: Any) -> None:
     use_file(tmp_path, monkeypatch, data)
-    expected = {"plot_summary", "plot_sweep", "plot_steps", *(f"plot_{v}" for v in versions.names())}
+    expected = {"plot_summary", "plot_sweep", "plot_steps", "plot_replication"}
+    expected |= {f"plot_{v}" for v in versions.names()}
     assert {p.stem for p in draw_all.scripts()} == expected
     for script in draw_all.scripts():
         first = draw_all.draw(script, tmp_path / "a")
@@ -71,12 +72,14 @@ def test_caption_names_the_run_gpu_shape_and_date_from_the_file(data: dict[str, 
     for expected in (
         run["run_id"],
         "NVIDIA H200",
-        "8192\u00d78192\u00d78192",
+        "8192\u00b3",
         f"{run['rounds']} rounds in {run['processes']} processes",
         run["date"],
     ):
         assert expected in text, f"caption lacks {expected!r}: {text}"
-    data["gpu"]["name"], data["ladder"]["date"] = "Another Board", "2040-01-01"
+    data["gpu"]["name"] = "Another Board"
+    for run in data["ladder"]["runs"]:  # a figure's date is its runs'
+        run["date"] = "2040-01-01"
     assert "Another Board" in captions.ladder_caption(data) and "2040-01-01" in captions.ladder_caption(data)
     assert "NVIDIA H200" not in captions.ladder_caption(data)
 
@@ -107,7 +110,7 @@ def test_every_caption_with_its_method_link_is_under_40_words_and_holds_no_metho
     source: str, data: dict[str, Any]
 ) -> None:
     if source == "recorded":
-        data = numbers.load_default()
+        data = results.load_default()
         assert data is not None, "no recorded results file in plots/results/"
     link = len(captions.METHOD_LINK.split())
     for where, text in every_caption(data).items():
@@ -125,7 +128,7 @@ def test_each_chart_caption_says_what_its_chart_shows(data: dict[str, Any]) -> N
 
 def test_no_caption_or_method_text_is_drawn_into_a_chart(data: dict[str, Any]) -> None:
     drawn = [charts.version_chart("v2", data), charts.summary_chart(data), charts.sweep_chart(data)]
-    drawn.append(charts.steps_chart(data))
+    drawn += [charts.steps_chart(data), charts.replication_chart(replicated(data))]
     for fig in drawn:
         words = " ".join(texts(fig) + [t.get_text() for t in fig.legends[0].get_texts()] if fig.legends else texts(fig))
         assert captions.ladder_caption(data) not in words and captions.sweep_caption(data) not in words
@@ -139,6 +142,7 @@ def test_empty_charts_say_not_measured_yet_and_show_no_number(case: str, tmp_pat
     for script in draw_all.scripts():
         draw_all.draw(script, tmp_path)
     figures = [charts.version_chart("v3"), charts.summary_chart(), charts.sweep_chart(), charts.steps_chart()]
+    figures.append(charts.replication_chart())
     for fig in figures:
         words = texts(fig)
         assert any(charts.NOT_MEASURED in w for w in words), words
@@ -163,7 +167,7 @@ def test_version_chart_highlights_this_version_and_draws_the_same_runs_cublas(da
     assert colour["v4"] == pytest.approx(to_rgb(chartkit.LATER))
     assert [line.get_xdata()[0] for line in ax.lines] == [rows["cublas"]["tflops"]]  # one baseline
     assert ax.get_title(loc="left").replace("\n", " ") == (
-        f"V3: {rows['v3']['tflops']:.0f} TFLOPS, {numbers.format_interval(rows['v3']['ratio_to_cublas'])} cuBLAS"
+        f"V3: {rows['v3']['tflops']:.0f} TFLOPS, {numfmt.ratio_text(rows['v3']['ratio_to_cublas'])} cuBLAS"
     )
 
 
@@ -197,15 +201,71 @@ def test_steps_chart_colours_each_step_by_its_verdict(data: dict[str, Any]) -> N
     fig = charts.steps_chart(data)
     ax = fig.axes[0]
     bars = list(ax.patches)
-    assert len(bars) == len(numbers.ladder_steps(data))
-    by_version = dict(zip([i for i, _ in numbers.ladder_steps(data)], bars, strict=True))
+    assert len(bars) == len(results.ladder_steps(data))
+    by_version = dict(zip([i for i, _ in results.ladder_steps(data)], bars, strict=True))
     for impl, bar in by_version.items():
-        rule = numbers.verdict(rows[impl]["step"])
+        rule = results.verdict(rows[impl]["step"])
         assert bar.get_facecolor()[:3] == pytest.approx(to_rgb(chartkit.VERDICT_COLOURS[rule])), impl
         assert bar.get_x() == pytest.approx(rows[rows[impl]["step"]["over"]]["tflops"])
         assert bar.get_x() + bar.get_width() == pytest.approx(rows[impl]["tflops"])
-    first = numbers.ladder_steps(data)[0][1]
-    assert ax.texts[0].get_text() == f"V0\u2192V1  {numbers.format_interval(first)}"
+    first = results.ladder_steps(data)[0][1]
+    assert ax.texts[0].get_text() == f"V0\u2192V1  {numfmt.ratio_text(first)}"
+
+
+def replicated(data: dict[str, Any], runs: int = 3) -> dict[str, Any]:
+    """The made-up ladder as if merged from ``runs`` runs: each run's medians a little apart, the merged
+    intervals as they are (the chart draws what the file says; merging is matmul_bench's)."""
+    ladder = data["ladder"]
+    ladder["runs"] = []
+    for index in range(runs):
+        run = copy.deepcopy({k: v for k, v in ladder.items() if k != "runs"})
+        run["run_id"] = f"2026-12-0{index + 1}T100000Z"
+        run["date"] = f"2026-12-0{index + 1}"
+        for row in run["rows"].values():
+            for key in ("step", "ratio_to_cublas"):
+                if key in row:
+                    row[key]["median"] *= 1 + 0.004 * (index - 1)
+        ladder["runs"].append(run)
+    data["method"]["verdicts"] = {"parity_band": 0.015}
+    return data
+
+
+def test_replication_chart_shows_each_runs_median_and_the_merged_interval_by_verdict(data: dict[str, Any]) -> None:
+    data = replicated(data)
+    ladder = data["ladder"]
+    fig = charts.replication_chart(data)
+    top, bottom = fig.axes[:2]
+    steps = results.ladder_steps(data)
+    names = [f"{versions.label(s['over'])}\u2192{versions.label(i)}" for i, s in steps]
+    assert [t.get_text() for t in top.get_yticklabels()] == names
+    impls = [i for i in ladder["rows"] if i != results.CUBLAS]
+    assert [t.get_text() for t in bottom.get_yticklabels()] == [versions.label(i) for i in impls]
+    for ax, key, shown in ((top, "step", [i for i, _ in steps]), (bottom, "ratio_to_cublas", impls)):
+        (bars,) = [c for c in ax.collections if len(c.get_segments()) == len(shown)]
+        for impl, segment, colour in zip(shown, bars.get_segments(), bars.get_colors(), strict=True):
+            merged = ladder["rows"][impl][key]
+            assert [x for x, _ in segment] == pytest.approx([merged["low"], merged["high"]]), impl
+            assert tuple(colour[:3]) == pytest.approx(to_rgb(chartkit.VERDICT_COLOURS[results.verdict(merged)]))
+        dots = sorted(x for line in ax.lines if line.get_marker() == "o" for x in line.get_xdata())
+        assert dots == pytest.approx(sorted(r["rows"][i][key]["median"] for r in ladder["runs"] for i in shown))
+        (band,) = [p for p in ax.patches if p.get_width() < 1]
+        assert (band.get_x(), band.get_x() + band.get_width()) == pytest.approx((0.985, 1.015))
+    assert top.get_title(loc="left") == "The ladder's 3 runs at 8192\u00b3"
+
+
+def test_replication_chart_with_one_run_says_there_is_nothing_to_compare(data: dict[str, Any]) -> None:
+    fig = charts.replication_chart(data)  # the made-up ladder is one run
+    assert texts(fig) == [f"Replicated ladder: {charts.NOT_MEASURED}"]
+
+
+def test_a_replicated_figures_caption_counts_its_runs_and_their_rounds_each(data: dict[str, Any]) -> None:
+    data = replicated(data)
+    run = data["ladder"]["runs"][0]
+    assert captions.ladder_caption(data) == (
+        f"3 runs on NVIDIA H200, 2026-12-01 to 2026-12-03: every version and cuBLAS at 8192\u00b3, "
+        f"{run['rounds']} rounds in {run['processes']} processes each."
+    )
+    assert captions.chart_caption("plot_replication.py", data).startswith("Each step and each version against cuBLAS")
 
 
 def test_unknown_version_is_a_value_error(data: dict[str, Any]) -> None:
@@ -271,8 +331,9 @@ def test_with_the_variable_on_hopper_it_reruns_its_version_and_says_so(
 ) -> None:
     use_file(tmp_path, monkeypatch, data)
     fresh = copy.deepcopy(data)
-    fresh["ladder"]["rows"] = {k: v for k, v in fresh["ladder"]["rows"].items() if k in ("v3", "cublas")}
-    fresh["ladder"]["rows"]["v3"].pop("step")
+    for figure in (fresh["ladder"], *fresh["ladder"]["runs"]):
+        figure["rows"] = {k: v for k, v in figure["rows"].items() if k in ("v3", "cublas")}
+        figure["rows"]["v3"].pop("step")
     source = tmp_path / "fresh.json"
     source.write_text(json.dumps(fresh))
     seen: list[list[str]] = []
@@ -296,15 +357,8 @@ def test_with_the_variable_on_hopper_it_reruns_its_version_and_says_so(
 
 def test_rerun_command_runs_its_version_and_cublas_quick_into_build(tmp_path: Path) -> None:
     command = rerun.command("v4", tmp_path / "v4.json")
-    assert command[1:] == [
-        str(rerun.BENCHMARK),
-        "--ladder",
-        "--versions",
-        "v4",
-        "--quick",
-        "--out",
-        str(tmp_path / "v4.json"),
-    ]
+    out = str(tmp_path / "v4.json")
+    assert command[1:] == ["-m", "matmul_bench", "record", "--ladder", "--versions", "v4", "--quick", "--out", out]
     assert rerun.OUT_DIR.is_relative_to(paths.BUILD_DIR)
 
 

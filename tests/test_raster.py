@@ -175,7 +175,7 @@ def awkward_spec(version: str, swizzle: int) -> dict:
 @pytest.fixture(scope="module")
 def awkward_builds() -> None:
     """Build the six pinned kernels in parallel processes first (Tilus caches them on disk)."""
-    import prebuild
+    from matmul_bench import prebuild
 
     prebuild.build_all([awkward_spec(v, s) for v in AWKWARD_VERSIONS for s in (1, 8)], jobs=6, timeout_s=900)
 
@@ -186,7 +186,7 @@ def awkward_builds() -> None:
 @pytest.mark.parametrize("swizzle", [1, 8])
 def test_kernels_are_exact_on_a_grid_whose_raster_divisors_are_awkward(version: str, swizzle: int) -> None:
     """896 x 1792 with 128 x 256 tiles: 7 x 7 tiles, so the divisors are 7, 8 and 56 (or 7 without swizzling)."""
-    import prebuild
+    from matmul_bench import prebuild
 
     spec = awkward_spec(version, swizzle)
     result = common.check(prebuild.make_kernel(spec["file"], spec["cls"], spec["config"]), *AWKWARD)

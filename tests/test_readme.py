@@ -42,9 +42,7 @@ def test_ci_runs_the_readme_commands() -> None:
 
 
 def test_the_benchmark_dry_run_from_the_readme_works_without_a_gpu() -> None:
-    done = subprocess.run(
-        [sys.executable, "examples/hopper_matmul/benchmark.py", "--dry-run"], cwd=ROOT, capture_output=True, text=True
-    )
+    done = subprocess.run([sys.executable, "-m", "matmul_bench", "plan"], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "dry run" in done.stdout
 

@@ -5,13 +5,16 @@ Every ``$`` command is sorted into one of four kinds, from what it runs rather t
 * setup: installing nox (pipx, a virtual environment): executed in a fresh HOME and a fresh environment; the nox
   it installs then lists the sessions, which must include every session the documents name;
 * install: ``pip install ...`` of this project: executed verbatim in a fresh virtual environment in a copy of the
-  repository, which sees the heavy packages of this test environment (torch, Tilus, the CUDA compiler) but not
-  this project, as on a GPU machine whose CUDA stack is set up; then every ``python <file>`` the same document
-  runs must import all it needs there (executed without its ``__main__`` part: no GPU is touched), and every
-  ``--help`` or ``--dry-run`` command runs verbatim;
+  repository, which sees torch and the packages the ``kernels`` extra names (taken from this test environment, so
+  nothing is downloaded) but not this project and none of the docs, test or lint tooling, as on a GPU machine
+  whose CUDA stack is set up; then every ``python <file>`` the same document runs must import all it needs there
+  (executed without its ``__main__`` part: no GPU is touched), every ``--help`` or ``--dry-run`` command runs
+  verbatim, every ``python -m <module> <command>`` must answer ``--help``, and ``python -m pytest`` runs verbatim
+  (without a GPU, the GPU tests it selects skip; collecting them imports what they need);
 * CI: ``nox -s <session>`` of the sessions that .ci/run runs (they are executed there, not here);
-* GPU: everything else, checked for what it names: files exist, modules import, nox sessions exist, flags appear
-  in the script's ``--help``, environment variables are read by the code.
+* GPU: everything else, checked for what it names: files exist, modules import, nox sessions exist, commands and
+  flags appear in the script's ``--help`` (a subcommand's own), environment variables are read by the code, and a
+  ``pytest -m gpu`` names every test file that holds GPU tests.
 
 A reader who copies the method page's steps can thus not meet ``ModuleNotFoundError: matmul_site`` again.
 """
@@ -25,10 +28,14 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import tomllib
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 from conftest import ROOT
 
@@ -94,6 +101,22 @@ def nox_sessions() -> set[str]:
     return set(re.findall(r"@nox\.session(?:\([^)]*\))?\s*\ndef (\w+)\(", (ROOT / "noxfile.py").read_text()))
 
 
+def gpu_test_files() -> set[str]:
+    """The test files that hold tests marked ``gpu`` (the ones a GPU machine must run)."""
+    marked = re.compile(r"pytest\.mark\.gpu\b")
+    return {p.relative_to(ROOT).as_posix() for p in (ROOT / "tests").glob("test_*.py") if marked.search(p.read_text())}
+
+
+def leading_words(args: list[str]) -> list[str]:
+    """The words before the first flag: a subcommand such as ``record`` in ``python -m matmul_bench record --x``."""
+    words = []
+    for arg in args:
+        if arg.startswith("-"):
+            break
+        words.append(arg)
+    return words
+
+
 def python_target(command: Command) -> tuple[str, str, list[str]] | None:
     """("file", path, args) or ("module", name, args) for a `python ...` command; None for anything else."""
     words = shlex.split(command.bare)
@@ -141,14 +164,20 @@ def test_each_gpu_command_names_files_modules_sessions_flags_and_variables_that_
     kind, name, args = target
     if kind == "file":
         assert (ROOT / name).is_file(), f"{where}: {name} does not exist"
-        help_command = [sys.executable, name, "--help"]
+        help_command = [sys.executable, name]
     else:
         import importlib.util
 
         assert importlib.util.find_spec(name), f"{where}: no module {name}"
-        help_command = [sys.executable, "-m", name, "--help"]
+        help_command = [sys.executable, "-m", name]
+    if name == "pytest":
+        if "-m" in args and args[args.index("-m") + 1 :][:1] == ["gpu"]:
+            named = {a for a in args if a.startswith("tests/")}
+            assert named == gpu_test_files(), f"{where}: names {sorted(named)}, the GPU tests are in {gpu_test_files()}"
+        return  # its flags are pytest's own; the install check runs it
+    help_command += [*leading_words(args), "--help"]
     flags = [a.split("=")[0] for a in args if a.startswith("-")]
-    if flags:
+    if flags or leading_words(args):
         shown = subprocess.run(help_command, cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
         assert shown.returncode == 0, f"{where}: `{' '.join(help_command[1:])}` failed: {shown.stderr[-2000:]}"
         missing = [f for f in flags if not re.search(rf"(?<![\w-]){re.escape(f)}(?![\w-])", shown.stdout)]
@@ -202,14 +231,34 @@ def repository_copy(where: Path) -> Path:
     return Path(shutil.copytree(ROOT, where, ignore=skip))
 
 
+def requirement_closure(roots: set[str]) -> list[metadata.Distribution]:
+    """The installed distributions that ``roots`` need, their own requirements included (extras left out)."""
+    found: dict[str, metadata.Distribution] = {}
+    todo = list(roots)
+    while todo:
+        name = canonicalize_name(todo.pop())
+        if name in found:
+            continue
+        try:
+            found[name] = metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            continue  # not installed here: the install step would fetch it
+        needs = [Requirement(text) for text in found[name].requires or []]
+        todo += [r.name for r in needs if r.marker is None or r.marker.evaluate({"extra": ""})]
+    return list(found.values())
+
+
 def linked_packages(where: Path) -> Path:
-    """This environment's installed packages as links, less this project: what a GPU machine's environment has."""
+    """Links to this environment's torch and the packages the ``kernels`` extra names, with what they need: what a
+    GPU machine's environment has after the install step, without this project, the docs, test or lint tooling."""
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    roots = {Requirement(r).name for r in extras["kernels"]} | {"torch"}
     where.mkdir()
     site = Path(sysconfig.get_paths()["purelib"])
-    own = re.compile(r"hopper_matmul|matmul_site|__editable__|^pip\b|^pip-|^setuptools|^_distutils|\.pth$", re.I)
-    for entry in site.iterdir():
-        if not own.search(entry.name):
-            (where / entry.name).symlink_to(entry)
+    tops = {f.parts[0] for dist in requirement_closure(roots) for f in dist.files or [] if f.parts[0] != ".."}
+    for top in sorted(tops - {"__pycache__"}):
+        if (site / top).exists() and not top.endswith(".pth"):
+            (where / top).symlink_to(site / top)
     return where
 
 
@@ -229,14 +278,14 @@ def test_the_install_step_makes_every_python_command_of_its_page_import_what_it_
     documents = {c.document for c in commands() if c.text == install}
     checked = 0
     for command in [c for c in commands() if c.document in documents and python_target(c)]:
-        kind, name, _ = python_target(command)
-        if HELP.search(command.text):
+        kind, name, args = python_target(command)
+        if HELP.search(command.text) or name == "pytest":  # pytest: without a GPU, the GPU tests skip
             done = bash(command.text, repo, env, timeout=300)
         elif kind == "file":  # its imports, not its main(): nothing touches a GPU
             load = f"import runpy, sys; sys.path.insert(0, {str(Path(name).parent)!r}); runpy.run_path({name!r})"
             done = bash(f"python -c {shlex.quote(load)}", repo, env, timeout=300)
-        else:
-            continue  # a module such as pytest comes from the reader's environment, not from this install
+        else:  # a module's command, asked what it does: the module and that command are there
+            done = bash(shlex.join(["python", "-m", name, *leading_words(args), "--help"]), repo, env, timeout=300)
         where = f"{command.document}: after `{install}`, `{command.text}`"
         assert done.returncode == 0, f"{where} fails:\n{done.stderr[-3000:]}"
         checked += 1

@@ -79,7 +79,7 @@ def test_runs_are_optional_and_nullable_fields_may_be_null() -> None:
 @pytest.mark.parametrize(
     ("field", "value", "message"),
     [
-        ("schema", 1, "'schema' must be 2"),
+        ("schema", 1, "'schema' must be 3"),
         ("gpu.name", "", "'gpu.name' must be a non-empty string"),
         ("gpu.sm_count", 0, "'gpu.sm_count' must be an integer >= 1"),
         ("gpu.power_limit_w", _DELETE, "'gpu.power_limit_w' is missing"),

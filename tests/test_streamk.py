@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+
 import streamk
 
 # (tiles, K-tiles per tile, SMs): the recorded shapes with 128 x 256 tiles on 132 SMs, and edge cases.

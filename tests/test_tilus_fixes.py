@@ -17,7 +17,7 @@ pytestmark = pytest.mark.slow
 
 LOWER_MINIMAL = """
 import json
-import buildcheck
+from matmul_bench import buildcheck
 from minimal_kernel import MinimalTmaWgmma
 a, b, c = buildcheck.cpu_operands(1024, 1024, 1024)
 print(json.dumps(buildcheck.generate_source(MinimalTmaWgmma, {}, (1024, 1024, 1024, a, b, c))))

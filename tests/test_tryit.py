@@ -17,11 +17,13 @@ from typing import Any
 import pytest
 
 import fake_results
-import tryit as runner
-from matmul_site import budget, numbers, paths, results, tryit_text, versions
+from matmul_bench import tryit as runner
+from matmul_site import budget, facts, paths, results, versions
+from matmul_site.numfmt import NOT_MEASURED
 
 EXPERIMENTS = paths.ROOT / "experiments"
 KERNELS = paths.ROOT / "examples" / "hopper_matmul"
+TUNED = versions.tuned_configs()
 
 
 def _spec() -> Any:
@@ -49,9 +51,8 @@ def test_every_edit_old_text_occurs_exactly_once_in_its_kernel_file(version: str
 
 
 def test_every_chapter_has_two_or_three_try_its() -> None:
-    import tuned
 
-    for version in tuned.TUNED:
+    for version in TUNED:
         timed = [v for r in SPEC.RUNS.values() if r["after"] == version for v in r["variants"] if v != r["baseline"]]
         recorded = SPEC.RECORDED.get(version, [])
         count = len(timed) + len(recorded) + len(SPEC.EDITS.get(version, {}))
@@ -59,14 +60,12 @@ def test_every_chapter_has_two_or_three_try_its() -> None:
 
 
 def test_edit_configs_name_only_knobs_the_chapter_tunes() -> None:
-    import tuned
 
     for version, name, entry in EDITS:
-        assert set(entry["config"]) <= set(tuned.TUNED[version]), f"{version}/{name}"
+        assert set(entry["config"]) <= set(TUNED[version]), f"{version}/{name}"
 
 
 def test_timed_runs_compare_with_the_chapter_tuned_configuration_and_are_titled_try_it() -> None:
-    import tuned
 
     assert SPEC.TITLE_PREFIX == results.TRYIT_TITLE_PREFIX
     for name, run in SPEC.RUNS.items():
@@ -74,12 +73,12 @@ def test_timed_runs_compare_with_the_chapter_tuned_configuration_and_are_titled_
         assert run["title"].startswith(results.TRYIT_TITLE_PREFIX), name
         assert run["baseline"] == f"try-{version}" and run["variants"][0] == run["baseline"] and run["kept"] == []
         file, cls, config, _ = SPEC.VARIANTS[run["baseline"]]
-        assert (file, cls, config) == (f"matmul_{version}.py", f"MatmulV{version[1:]}", tuned.TUNED[version])
+        assert (file, cls, config) == (f"matmul_{version}.py", f"MatmulV{version[1:]}", TUNED[version])
         for variant in run["variants"]:
             # Own names: never mistaken for the steps after V6 (the "What each step bought" page globs v6*).
             assert variant.startswith(f"try-{version}"), variant
             assert SPEC.VARIANTS[variant][:2] == (file, cls)
-            assert set(SPEC.VARIANTS[variant][2]) == set(tuned.TUNED[version])
+            assert set(SPEC.VARIANTS[variant][2]) == set(TUNED[version])
 
 
 def _shared_bytes(version: str, config: dict[str, Any]) -> int:
@@ -100,9 +99,8 @@ def test_timed_configs_fit_the_shared_memory_of_one_block(variant: str) -> None:
 
 
 def test_the_v6_four_stage_edit_is_the_one_that_does_not_fit() -> None:
-    import tuned
 
-    config = {**tuned.TUNED["v6"], **SPEC.EDITS["v6"]["stages-4"]["config"]}
+    config = {**TUNED["v6"], **SPEC.EDITS["v6"]["stages-4"]["config"]}
     assert _shared_bytes("v6", config) > 227 * 1024
 
 
@@ -122,7 +120,7 @@ def test_recorded_try_its_name_rows_of_recorded_steps_runs() -> None:
 
 
 def test_the_benchmark_plans_the_timed_runs_from_the_steps_file_flag() -> None:
-    from bench import plan
+    from matmul_bench import plan
 
     args = plan.build_parser().parse_args(["--steps", "all", "--steps-file", str(EXPERIMENTS / "tryit.py")])
     made = plan.make_plan(args)
@@ -140,7 +138,7 @@ def test_the_benchmark_plans_the_timed_runs_from_the_steps_file_flag() -> None:
 def _run_runner(*args: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(paths.ROOT / "src"), os.environ.get("PYTHONPATH", "")]))
     return subprocess.run(
-        [sys.executable, str(KERNELS / "tryit.py"), *args], capture_output=True, text=True, env=env, timeout=120
+        [sys.executable, "-m", "matmul_bench", "tryit", *args], capture_output=True, text=True, env=env, timeout=120
     )
 
 
@@ -292,39 +290,26 @@ def test_results_refuse_a_hang_without_its_timeout_and_a_repeated_edit() -> None
 # --- what pages read ---
 
 
-def test_tryit_scope_renders_outcomes_from_the_file() -> None:
+def test_tryit_facts_print_outcomes_from_the_file() -> None:
     data = fake_results.provenance() | {"tryit": fake_results.fake_tryit()}
-    assert numbers.render(data, "tryit/v5/release-before-wait.result") == "exact"
-    assert numbers.render(data, "tryit/v5/release-before-wait.outcome") == (
-        "exact in all 3 checks (2 at 8192\u00d78192\u00d78192, 1 at 1000\u00d78192\u00d78192)"
+    assert facts.render("v5-release-before-wait.result", data) == "exact"
+    assert (
+        facts.render("v5-release-before-wait.outcome", data)
+        == "exact in all 3 checks (2 at 8192\u00b3, 1 at 1000\u00d78192\u00d78192)"
     )
-    wrong = numbers.render(data, "tryit/v6/no-sync-after-store.outcome")
+    wrong = facts.render("v6-no-sync-after-store.outcome", data)
     assert wrong.startswith("wrong in 1 of 3 checks") and "4,096 of 67,108,864" in wrong and "still NaN" in wrong
-    assert numbers.render(data, "tryit/v6/no-sync-after-store.bad") == "4,096"
-    assert numbers.render(data, "tryit/v3/producer-phase-0.outcome").startswith("hangs: no answer")
-    assert numbers.render(data, "tryit/v6/stages-4.outcome").startswith("does not build: RuntimeError")
-    assert numbers.render(data, "tryit/v2/no-such-edit.outcome") == numbers.NOT_MEASURED
-    assert numbers.render(None, "tryit/v2/no-sync.outcome") == numbers.NOT_MEASURED
-    with pytest.raises(numbers.SpecError):
-        numbers.render(data, "tryit/v5/release-before-wait.tflops")
-    with pytest.raises(numbers.SpecError):
-        numbers.render(data, "tryit/five/x.outcome")
-
-
-def test_sentences_about_an_outcome_follow_the_recorded_outcome() -> None:
-    data = fake_results.provenance() | {"tryit": fake_results.fake_tryit()}
-    spec = "tryit/v5/release-before-wait.result"
-    assert tryit_text.tryit_holds(data, spec, "exact") and not tryit_text.tryit_holds(data, spec, "wrong")
-    flipped = copy.deepcopy(data)
-    entry = next(e for e in flipped["tryit"] if e["name"] == "release-before-wait")
-    entry["outcome"], entry["checks"][0]["bad"] = "wrong", 17
-    assert tryit_text.tryit_holds(flipped, spec, "wrong") and not tryit_text.tryit_holds(flipped, spec, "exact")
-    assert tryit_text.tryit_holds(data, "tryit/v6/stages-4.result", "does-not-build")
-    assert tryit_text.tryit_holds(data, "tryit/v3/producer-phase-0.result", "hangs")
-    assert tryit_text.tryit_holds(None, spec, "not-measured") and not tryit_text.tryit_holds(None, spec, "exact")
-    for bad_spec, condition in ((spec, "pays"), ("tryit/v5/release-before-wait.outcome", "exact")):
-        with pytest.raises(numbers.SpecError):
-            tryit_text.tryit_holds(data, bad_spec, condition)
+    assert (
+        facts.render("v6-no-sync-after-store.wrong_checks", data),
+        facts.render("v6-no-sync-after-store.checks", data),
+    ) == ("1", "3")
+    assert facts.render("v3-producer-phase-0.outcome", data).startswith("hangs: no answer")
+    assert facts.render("v6-stages-4.outcome", data).startswith("does not build: RuntimeError")
+    assert facts.render("v2-no-such-edit.outcome", data) == NOT_MEASURED
+    assert facts.render("v2-no-sync.outcome", None) == NOT_MEASURED
+    for unknown in ("v5-release-before-wait.tflops", "five-x.outcome"):
+        with pytest.raises(facts.UnknownFact):
+            facts.render(unknown, data)
 
 
 def test_each_chapter_ends_with_a_try_it_section_that_shows_its_table() -> None:
@@ -333,17 +318,18 @@ def test_each_chapter_ends_with_a_try_it_section_that_shows_its_table() -> None:
         _, found, after = text.rpartition("\nTry it\n------\n")
         assert found, f"{version}.rst has no 'Try it' section"
         assert not any(set(line) == {"-"} for line in after.splitlines()), f"{version}.rst: a section after Try it"
-        assert f".. results-tryit:: {version}" in after, version
+        assert f".. fact:: {version}.tryit" in after, version
 
 
 def test_try_it_runs_stay_out_of_the_steps_after_a_version() -> None:
     data = fake_results.fake_file() | {"tryit": fake_results.fake_tryit()}
     data["steps"] = [*data["steps"], fake_results.fake_tryit_run()]
     results.validate(data)
-    assert [r["title"] for r in numbers.tryit_runs(data, "v2")] == [fake_results.fake_tryit_run()["title"]]
-    assert numbers.tryit_runs(data, "v6") == []
+    tryit_runs = results.steps_runs(data, "v2", tryit=True)
+    assert [r["title"] for r in tryit_runs] == [fake_results.fake_tryit_run()["title"]]
+    assert results.steps_runs(data, "v6", tryit=True) == [] and results.steps_runs(data, "v2") == []
     assert [results.is_tryit_run(r) for r in data["steps"]] == [False, True]
-    assert numbers.render(data, "steps/v2/try-v2-s4.verdict") in ("pays", "costs", "is within noise")
+    assert facts.render("try-v2-s4.step", data).startswith(("pays: ", "costs: ", "is at parity: "))
 
 
 def test_the_committed_file_validates_with_or_without_tryit_outcomes() -> None:

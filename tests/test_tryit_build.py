@@ -10,10 +10,10 @@ from __future__ import annotations
 import importlib.util
 from typing import Any
 
-import kernel_builds
 import pytest
 
-import buildcheck
+import kernel_builds
+from matmul_bench import buildcheck
 from matmul_site import paths
 
 pytestmark = pytest.mark.slow

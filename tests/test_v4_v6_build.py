@@ -7,10 +7,10 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import kernel_builds
 import pytest
 
-import buildcheck
+import kernel_builds
+from matmul_bench import buildcheck
 
 pytestmark = pytest.mark.slow
 

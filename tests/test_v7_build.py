@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import re
 
-import kernel_builds
 import pytest
 
-import buildcheck
-import tuned
-from matmul_site import paths
+import kernel_builds
+from matmul_bench import buildcheck
+from matmul_site import paths, versions
 
 pytestmark = pytest.mark.slow
 
@@ -22,7 +21,7 @@ STREAMK = "v7-streamk"
 kernel_builds.EXPERIMENT_BUILDS[STREAMK] = (
     str(paths.ROOT / "experiments" / "v7_streamk.py"),
     "MatmulV7StreamK",
-    {**tuned.TUNED["v7"], "stream_k": True},  # V7's configuration with the tail split
+    {**versions.get("v7").tuned, "stream_k": True},  # V7's configuration with the tail split
     (1000, 1800, 520),
 )
 

@@ -1,7 +1,7 @@
 """The budget of a kernel version on an H100/H200, computed from its build and configuration, never typed.
 
 Inputs: the sm_90a build record (threads, registers per thread, shared memory per block, from
-``python examples/hopper_matmul/buildcheck.py --record``) and the tile configuration the ladder
+``python -m matmul_bench buildcheck --record``) and the tile configuration the ladder
 measured. Outputs: how many blocks fit on an SM and what limits them, the FLOP per byte each tile
 load buys, how the tiles of the ladder's problem fall into waves, and the speed of light at the
 clock the GPU really ran.
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from matmul_site import paths
+from matmul_site import paths, versions
 
 REGISTERS_PER_SM = 65536
 REGISTER_UNIT_PER_WARP = 256
@@ -58,19 +58,19 @@ class Budget:
 
 
 def load_builds(path: Path = BUILD_RECORD) -> dict[str, Any]:
-    """The build record: {"arch", "tool_versions", "versions": {"v3": {"config", "threads", ...}}}."""
+    """The build record: {"arch", "tool_versions", "versions": {"v3": {"threads", "registers", ...}}}."""
     if not path.is_file():
-        raise BudgetError(f"{path}: no build record; run `python examples/hopper_matmul/buildcheck.py --record`")
+        raise BudgetError(f"{path}: no build record; run `python -m matmul_bench buildcheck --record`")
     return json.loads(path.read_text(encoding="utf-8"))
 
 
 def build_of(record: dict[str, Any], version: str) -> tuple[Build, dict[str, Any]]:
-    """One version's build and the configuration it was built with."""
+    """One version's build and the configuration it was built with (its kernel file's TUNED)."""
     entry = record.get("versions", {}).get(version)
     if entry is None:
-        raise BudgetError(f"{version} is not in the build record; rerun `buildcheck.py --record`")
+        raise BudgetError(f"{version} is not in the build record; rerun `python -m matmul_bench buildcheck --record`")
     build = Build(entry["threads"], entry["registers"], entry["shared_bytes"], entry.get("persistent_blocks"))
-    return build, entry["config"]
+    return build, versions.get(version).tuned
 
 
 def blocks_per_sm(build: Build) -> tuple[int, str, dict[str, int]]:

@@ -1,8 +1,8 @@
-"""Chart and table captions: what a chart shows and which run it comes from, every word from the results file
+"""Chart and table captions: what a chart shows and which runs it comes from, every word from the results file
 (no matplotlib).
 
-How the runs were timed is said once, on the method page (docs/method.rst, whose provenance table prints the
-file's ``method``); a caption names its run and links there. The link itself is the Sphinx side's
+How the runs were timed and merged is said once, on the method page (docs/method.rst, whose provenance table
+prints the file's ``method``); a caption names its runs and links there. The link itself is the Sphinx side's
 (:mod:`matmul_site.sphinx.results_nodes`): a caption here is plain text, and with the link's words
 (:data:`METHOD_LINK`) it stays under :data:`MAX_WORDS`.
 """
@@ -11,82 +11,95 @@ from __future__ import annotations
 
 from typing import Any
 
-from matmul_site import numbers, versions
+from matmul_site import numfmt, results, versions
 
-NOT_MEASURED = numbers.NOT_MEASURED
+NOT_MEASURED = numfmt.NOT_MEASURED
 MAX_WORDS = 40
 METHOD_LINK = "How we measured"  # the words that link every caption to the method page (then a full stop)
 
 
-def dates(runs: list[dict[str, Any]]) -> str:
-    found = sorted({r["date"] for r in runs})
+def independent(figures: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The independent runs behind some figures (ladder, sweep shapes, steps tables): a replicated figure's own
+    ``runs``, else the figure itself; each run once, by its id."""
+    found = {run["run_id"]: run for figure in figures for run in (figure.get("runs") or [figure])}
+    return [found[run_id] for run_id in sorted(found)]
+
+
+def _named(figures: list[dict[str, Any]], *, capital: bool = True) -> str:
+    """ "Run 2026-12-01T230059Z" for figures from one run, "3 runs" for figures merged from several."""
+    runs = independent(figures)
+    if len(runs) == 1:
+        return f"{'Run' if capital else 'run'} {runs[0]['run_id']}"
+    return f"{len(runs)} runs"
+
+
+def dates(figures: list[dict[str, Any]]) -> str:
+    """The day the runs behind some figures were taken, or the first and last day."""
+    found = sorted({r["date"] for r in independent(figures)})
     if not found:
         return "date not recorded"
     return found[0] if len(found) == 1 else f"{found[0]} to {found[-1]}"
 
 
-def _counts(runs: list[dict[str, Any]], each: bool = False) -> str:
-    """ "10 rounds in 3 processes", or the range over several runs: "8-10 rounds in 2-3 processes each"."""
+def _counts(figures: list[dict[str, Any]]) -> str:
+    """ "10 rounds in 3 processes" for one run; over several: "6 rounds in 2 processes each" (or "5-6 rounds")."""
+    runs = independent(figures)
 
     def span(key: str) -> str:
         values = sorted({r[key] for r in runs})
         return str(values[0]) if len(values) == 1 else f"{values[0]}\u2013{values[-1]}"
 
-    return f"{span('rounds')} rounds in {span('processes')} processes{' each' if each else ''}"
+    return f"{span('rounds')} rounds in {span('processes')} processes{' each' if len(runs) > 1 else ''}"
 
 
-def _earlier(data: dict[str, Any], runs: list[dict[str, Any]]) -> str:
+def _earlier(data: dict[str, Any], figures: list[dict[str, Any]]) -> str:
     """A note when a run predates the method (the method page's provenance table says how it was measured)."""
     earlier = (data.get("method") or {}).get("earlier_runs") or {}
-    return "; timed by an earlier method" if any(r["run_id"] in earlier for r in runs) else ""
+    return "; timed by an earlier method" if any(r["run_id"] in earlier for r in independent(figures)) else ""
 
 
 def run_caption(data: dict[str, Any] | None, run: dict[str, Any] | None, *, rerun_on: str | None = None) -> str:
-    """Which run a ladder table or chart comes from: its id (or the GPU it was rerun on), GPU, date, shape, size."""
+    """Which runs a ladder table or chart comes from (or the GPU it was rerun on): GPU, date, what, shape, size."""
     if data is None:
         return f"No results recorded: {NOT_MEASURED}."
     if run is None:
         return f"{data['gpu']['name']}: the ladder is {NOT_MEASURED}."
-    where = f"Rerun at build time on {rerun_on}" if rerun_on else f"Run {run['run_id']} on {data['gpu']['name']}"
+    where = f"Rerun at build time on {rerun_on}" if rerun_on else f"{_named([run])} on {data['gpu']['name']}"
     timed = [versions.label(v) for v in versions.names() if v in run["rows"]]
     which = "every version" if len(timed) == len(versions.names()) else ", ".join(timed)
     return (
-        f"{where}, {run['date']}: {which} and cuBLAS at {numbers.shape_text(run['shape'])}, "
+        f"{where}, {dates([run])}: {which} and cuBLAS at {numfmt.shape_text(run['shape'])}, "
         f"{_counts([run])}{_earlier(data, [run])}."
     )
 
 
 def ladder_caption(data: dict[str, Any] | None, *, rerun_on: str | None = None) -> str:
-    return run_caption(data, numbers.ladder(data), rerun_on=rerun_on)
+    return run_caption(data, results.ladder(data), rerun_on=rerun_on)
 
 
 def sweep_caption(data: dict[str, Any] | None) -> str:
-    runs = [] if data is None else data.get("sweep", [])
-    if not runs:
+    runs = results.sweep_runs(data)
+    if data is None or not runs:
         return f"Shape sweep: {NOT_MEASURED}."
-    ids = sorted({r["run_id"] for r in runs})
-    named = f"run {ids[0]}" if len(ids) == 1 else f"{len(ids)} runs"
     return (
-        f"Sweep {named} on {data['gpu']['name']}, {dates(runs)}: {len(runs)} shapes, each with its own cuBLAS, "
-        f"{_counts(runs, each=len(runs) > 1)}{_earlier(data, runs)}."
+        f"Shape sweep from {_named(runs, capital=False)} on {data['gpu']['name']}, {dates(runs)}: {len(runs)} shapes, "
+        f"each with its own cuBLAS, {_counts(runs)}{_earlier(data, runs)}."
     )
 
 
 def steps_caption(data: dict[str, Any] | None, runs: list[dict[str, Any]]) -> str:
-    """Which steps runs a table's rows come from (each row names its run)."""
+    """Which runs a steps table's rows come from (each row names its table)."""
     if data is None or not runs:
         return f"Steps: {NOT_MEASURED}."
-    ids = sorted({r["run_id"] for r in runs})
-    shapes = ", ".join(sorted({numbers.shape_text(r["shape"]) for r in runs}))
-    named = f"Run {ids[0]}" if len(ids) == 1 else f"{len(ids)} runs"
+    shapes = ", ".join(sorted({numfmt.shape_text(r["shape"]) for r in runs}))
     return (
-        f"{named} on {data['gpu']['name']}, {dates(runs)}, at {shapes}, each variant with its run's cuBLAS: "
-        f"{_counts(runs, each=len(ids) > 1)}{_earlier(data, runs)}."
+        f"{_named(runs)} on {data['gpu']['name']}, {dates(runs)}, at {shapes}, each variant with its run's cuBLAS: "
+        f"{_counts(runs)}{_earlier(data, runs)}."
     )
 
 
 def chart_caption(script: str, data: dict[str, Any] | None, *, rerun_on: str | None = None) -> str:
-    """What the chart that ``plots/<script>`` draws shows, then the run it comes from."""
+    """What the chart that ``plots/<script>`` draws shows, then the runs it comes from."""
     stem = script.removesuffix(".py").removeprefix("plot_")
     if stem == "sweep":
         return f"Each implementation against cuBLAS, shape by shape, then its TFLOPS. {sweep_caption(data)}"
@@ -94,8 +107,12 @@ def chart_caption(script: str, data: dict[str, Any] | None, *, rerun_on: str | N
         shows = "Every version's TFLOPS beside cuBLAS's and the tensor-core peaks."
     elif stem == "steps":
         shows = "What each step bought: the paired ratio over the version before, coloured by its verdict."
+    elif stem == "replication":
+        shows = "Each step and each version against cuBLAS: every run's median as a dot, the merged interval a bar."
     elif versions.is_version_name(stem):
         shows = f"Every version's TFLOPS, {versions.label(stem)} highlighted."
     else:
-        raise ValueError(f"no caption for plots/{script}: a chart script is plot_<vN|summary|steps|sweep>.py")
+        raise ValueError(
+            f"no caption for plots/{script}: a chart script is plot_<vN|summary|steps|sweep|replication>.py"
+        )
     return f"{shows} {ladder_caption(data, rerun_on=rerun_on)}"

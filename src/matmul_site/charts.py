@@ -1,4 +1,4 @@
-"""The charts, drawn from the results file (schema 2); each plot script in plots/ is one call of one function here.
+"""The charts, drawn from the results file (schema 3); each plot script in plots/ is one call of one function here.
 
 One baseline per chart: the dashed cuBLAS line and every ratio are the cuBLAS of the same
 interleaved run. Every chart is drawn for a phone's width (:mod:`matmul_site.chartkit`):
@@ -19,7 +19,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from matmul_site import numbers, rerun, versions
+from matmul_site import numfmt, rerun, results, versions
 from matmul_site.chartkit import (
     CUBLAS,
     EARLIER,
@@ -47,14 +47,22 @@ from matmul_site.chartkit import (
     wrap,
 )
 
-__all__ = ["NOT_MEASURED", "save", "steps_chart", "summary_chart", "sweep_chart", "version_chart"]
+__all__ = [
+    "NOT_MEASURED",
+    "replication_chart",
+    "save",
+    "steps_chart",
+    "summary_chart",
+    "sweep_chart",
+    "version_chart",
+]
 
-NOT_MEASURED = numbers.NOT_MEASURED
+NOT_MEASURED = numfmt.NOT_MEASURED
 _USE_FILE = object()
 
 
 def _data(data: Any) -> dict[str, Any] | None:
-    return numbers.load_default() if data is _USE_FILE else data
+    return results.load_default() if data is _USE_FILE else data
 
 
 def _ladder_names() -> list[str]:
@@ -112,9 +120,9 @@ def version_chart(version: str, data: Any = _USE_FILE) -> Figure:
     versions.get(version)  # VersionError (a ValueError) names the known versions
     rerun_on = None
     if data is _USE_FILE:
-        data, rerun_on = rerun.ladder_for(version, numbers.load_default())
+        data, rerun_on = rerun.ladder_for(version, results.load_default())
     fig, ax = new_figure()
-    run = numbers.ladder(data)
+    run = results.ladder(data)
     if run is None or version not in run["rows"]:
         return empty_panel(fig, ax, f"{versions.label(version)}: {NOT_MEASURED}")
     rows = run["rows"]
@@ -140,9 +148,9 @@ def version_chart(version: str, data: Any = _USE_FILE) -> Figure:
     ax.spines["left"].set_visible(False)
     ax.grid(axis="y", visible=False)
     ax.xaxis.set_major_locator(_ticks())
-    ratio = numbers.format_interval(rows[version]["ratio_to_cublas"])
+    ratio = numfmt.ratio_text(rows[version]["ratio_to_cublas"])
     top_in = _title(ax, f"{versions.label(version)}: {rows[version]['tflops']:.0f} TFLOPS, {ratio} cuBLAS")
-    bottom_in = _xlabel(ax, f"TFLOPS at {numbers.shape_text(run['shape'])} (higher is better)")
+    bottom_in = _xlabel(ax, f"TFLOPS at {numfmt.shape_text(run['shape'])} (higher is better)")
     fit(fig, [ax], [end * LINE_IN], top_in=top_in, bottom_in=bottom_in)
     return fig
 
@@ -157,7 +165,7 @@ def summary_chart(data: Any = _USE_FILE) -> Figure:
     """Index chart: the ladder's TFLOPS, cuBLAS's line, and two peaks: at each row's measured clock, and published."""
     data = _data(data)
     fig, ax = new_figure()
-    run = numbers.ladder(data)
+    run = results.ladder(data)
     first, last = versions.label(versions.names()[0]), versions.label(versions.names()[-1])
     if run is None:
         return empty_panel(fig, ax, f"{first}\u2013{last}: {NOT_MEASURED}")
@@ -173,7 +181,7 @@ def summary_chart(data: Any = _USE_FILE) -> Figure:
         ax.text(row["tflops"], y, f" {row['tflops']:.0f}", va="center", bbox=_BEHIND_TEXT)
         top = max(top, row["tflops"])
         if row.get("sm_clock_mhz") is not None:
-            peak = numbers.peak_at_clock(data, row)
+            peak = results.peak_tflops_at(data, row["sm_clock_mhz"])
             ax.vlines(peak, y - 0.38, y + 0.38, color=PEAK, linewidth=1.5)
             top = max(top, peak)
     handles: list[Any] = [Line2D([], [], color=PEAK, linewidth=1.5)]
@@ -195,13 +203,13 @@ def summary_chart(data: Any = _USE_FILE) -> Figure:
     left_in = PAD_IN + max(text_width_in(t) for t in tick_labels) + 0.12
     top_in = _title(ax, f"From {first} to {last} on {data['gpu']['name']}", left_in)
     legend_in = legend_below(fig, handles, labels)
-    bottom_in = _xlabel(ax, f"TFLOPS at {numbers.shape_text(run['shape'])}", left_in) + legend_in
+    bottom_in = _xlabel(ax, f"TFLOPS at {numfmt.shape_text(run['shape'])}", left_in) + legend_in
     fit(fig, [ax], [len(names) * LINE_IN * 1.35], top_in=top_in, bottom_in=bottom_in, left_in=left_in)
     return fig
 
 
 def _sweep_order(runs: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
-    runs = sorted(runs, key=lambda r: (math.prod(r["shape"].values()), numbers.shape_key(r["shape"])))
+    runs = sorted(runs, key=lambda r: (math.prod(r["shape"].values()), results.shape_of(r)))
     impls = sorted({i for r in runs for i in r["rows"]}, key=lambda n: (not versions.is_version_name(n), n))
     return runs, impls
 
@@ -222,7 +230,7 @@ def sweep_chart(data: Any = _USE_FILE) -> Figure:
     ours = [i for i in impls if i != "cublas"]
     step = 0.2  # lines of text between two implementations' markers in a row
     band = max(BAR, step * len(impls))
-    shapes = [numbers.shape_text(r["shape"]) for r in runs]
+    shapes = [numfmt.shape_text(r["shape"]) for r in runs]
     tops, centres, end = _labelled_rows(shapes, band, header=0.2, gap=0.3)
     offset = {impl: step * (j - (len(impls) - 1) / 2) for j, impl in enumerate(impls)}
     for impl in ours:
@@ -289,14 +297,14 @@ def steps_chart(data: Any = _USE_FILE) -> Figure:
     """
     data = _data(data)
     fig, ax = new_figure()
-    steps = numbers.ladder_steps(data)
+    steps = results.ladder_steps(data)
     first, last = versions.label(versions.names()[0]), versions.label(versions.names()[-1])
     if not steps:
         return empty_panel(fig, ax, f"Steps {first}\u2013{last}: {NOT_MEASURED}")
-    rows = numbers.ladder(data)["rows"]
+    rows = results.ladder(data)["rows"]
     labels = [
         wrap(
-            f"{versions.label(step['over'])}\u2192{versions.label(impl)}  {numbers.format_interval(step)}",
+            f"{versions.label(step['over'])}\u2192{versions.label(impl)}  {numfmt.ratio_text(step)}",
             TEXT_WIDTH_IN,
         )
         for impl, step in steps
@@ -307,7 +315,7 @@ def steps_chart(data: Any = _USE_FILE) -> Figure:
         base = rows[step["over"]]["tflops"]
         after = rows[impl]["tflops"]
         ax.text(0, tops[i], label, va="top", ha="left", linespacing=1.1)
-        ax.barh(centres[i], after - base, left=base, color=VERDICT_COLOURS[numbers.verdict(step)], height=BAR)
+        ax.barh(centres[i], after - base, left=base, color=VERDICT_COLOURS[results.verdict(step)], height=BAR)
         low, high, mid = base * step["low"], base * step["high"], base * step["median"]
         ax.errorbar([mid], [centres[i]], xerr=[[mid - low], [high - mid]], fmt="none", ecolor=INK, capsize=3, lw=1)
         if i + 1 < len(steps):
@@ -324,6 +332,89 @@ def steps_chart(data: Any = _USE_FILE) -> Figure:
     handles = [Patch(color=colour) for colour in VERDICT_COLOURS.values()]
     legend_in = legend_below(fig, handles, list(VERDICT_COLOURS), title="verdict (95% interval against 1.0)")
     top_in = _title(ax, "What each step bought")
-    bottom_in = _xlabel(ax, f"TFLOPS at {numbers.shape_text(numbers.ladder(data)['shape'])}") + legend_in
+    bottom_in = _xlabel(ax, f"TFLOPS at {numfmt.shape_text(results.ladder(data)['shape'])}") + legend_in
     fit(fig, [ax], [end * LINE_IN], top_in=top_in, bottom_in=bottom_in)
+    return fig
+
+
+# Ratios a log axis may name, most wanted first (1 always); each is kept only where it clears its neighbours.
+RATIO_TICKS = (1.0, 0.5, 1.5, 2.0, 0.75, 1.25, 0.8, 1.2, 0.9, 1.1, 1.75, 0.6, 0.7, 0.95, 1.05)
+
+
+def _ratio_ticks(ax: Any, width_in: float) -> None:
+    """Label a log ratio axis with round ratios ("1.25×") spaced so that no two labels touch at this width."""
+    low, high = ax.get_xlim()
+    span = math.log(high / low)
+    chosen: list[float] = []
+    for tick in RATIO_TICKS:
+        if not low <= tick <= high:
+            continue
+        at = math.log(tick / low) / span * width_in
+        room = text_width_in(f"{tick:g}\u00d7") + 0.15
+        if all(abs(at - math.log(c / low) / span * width_in) >= room for c in chosen):
+            chosen.append(tick)
+    ax.set_xticks(sorted(chosen), [f"{t:g}\u00d7" for t in sorted(chosen)])
+    ax.xaxis.set_minor_locator(_no_ticks())
+
+
+def _no_ticks() -> Any:
+    from matplotlib.ticker import NullLocator
+
+    return NullLocator()
+
+
+def replication_chart(data: Any = _USE_FILE) -> Figure:
+    """The replicated ladder, per step (over the previous version) and per version (against cuBLAS): each run's
+    median as a dot, the merged interval as a bar coloured by its verdict, and the parity band around 1.
+
+    A row a line high per implementation, its name on the left; ratios on a log axis, so that a 1.75x step and a
+    1% one read on one scale. With fewer than two runs there is nothing to compare, and the panel says so.
+    """
+    data = _data(data)
+    fig, top = new_figure()
+    ladder = results.ladder(data)
+    if ladder is None or len(ladder.get("runs", [])) < 2:
+        return empty_panel(fig, top, f"Replicated ladder: {NOT_MEASURED}")
+    bottom = fig.add_subplot(2, 1, 2)
+    band = data["method"]["verdicts"]["parity_band"]
+    runs = ladder["runs"]
+    impls = [i for i in ladder["rows"] if i != results.CUBLAS]
+    panels = (
+        (top, "step", "Step over the previous version", lambda i: f"{versions.label(ladder['rows'][i]['step']['over'])}"
+         f"\u2192{versions.label(i)}"),
+        (bottom, "ratio_to_cublas", "Against cuBLAS, same runs", versions.label),
+    )  # fmt: skip
+    labels = {key: [name(i) for i in impls if ladder["rows"][i].get(key)] for _, key, _, name in panels}
+    left_in = PAD_IN + max(text_width_in(t) for names in labels.values() for t in names) + 0.12
+    heights, below = [], []
+    for ax, key, what, _ in panels:
+        shown = [i for i in impls if ladder["rows"][i].get(key)]
+        merged = [ladder["rows"][impl][key] for impl in shown]
+        colours = [VERDICT_COLOURS[results.verdict(m)] for m in merged]
+        lows, highs = [m["low"] for m in merged], [m["high"] for m in merged]
+        ax.hlines(range(len(shown)), lows, highs, colors=colours, linewidth=7, alpha=0.55)
+        values = [1 - band, 1 + band, *lows, *highs]
+        for y, impl in enumerate(shown):
+            medians = [run["rows"][impl][key]["median"] for run in runs if impl in run["rows"]]
+            offsets = [(j - (len(medians) - 1) / 2) * 0.18 for j in range(len(medians))]
+            ax.plot(medians, [y + o for o in offsets], "o", color=INK, markersize=3.5)
+            values += medians
+        ax.axvspan(1 - band, 1 + band, color=MUTED, alpha=0.25, linewidth=0)
+        ax.axvline(1.0, color=MUTED, linewidth=0.8)
+        ax.set_xscale("log")
+        ax.set_xlim(min(values) / 1.04, max(values) * 1.04)
+        ax.set_yticks(range(len(shown)), labels[key])
+        ax.set_ylim(len(shown) - 0.5, -0.5)
+        ax.grid(axis="y", visible=False)
+        _ratio_ticks(ax, WIDTH_IN - left_in - RIGHT_IN)
+        heights.append(len(shown) * LINE_IN * 1.35)
+        below.append(_xlabel(ax, f"{what} (log scale)", left_in))
+    title_in = _title(top, f"The ladder's {len(runs)} runs at {numfmt.shape_text(ladder['shape'])}", left_in)
+    handles: list[Any] = [Line2D([], [], linestyle="none", marker="o", color=INK, markersize=4)]
+    handles += [Patch(color=colour, alpha=0.55) for colour in VERDICT_COLOURS.values()]
+    handles.append(Patch(color=MUTED, alpha=0.25))
+    names = ["one run's median", *(f"merged: {rule}" for rule in VERDICT_COLOURS), f"parity band, \u00b1{band:.1%}"]
+    legend_in = legend_below(fig, handles, names)
+    fit(fig, [top, bottom], heights, top_in=title_in, bottom_in=below[1] + legend_in, left_in=left_in,
+        gap_in=below[0] + 0.15)  # fmt: skip
     return fig

@@ -1,76 +1,82 @@
-"""How the site prints a number of each kind, and a ratio with its interval (see :mod:`matmul_site.numbers`)."""
+"""How the site prints what it measured: one notation for shapes, ratios, verdicts and units.
+
+Pages (through :mod:`matmul_site.facts`), tables, captions and charts all print through here, so a
+ratio reads "1.02× [1.01, 1.03]" and a shape "8192³" or "8192×28672×4096" wherever it appears.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from matmul_site import stats
+from matmul_site import results
 
 TIMES = "\u00d7"
-DASH = "\u2013"
+NOT_MEASURED = "not measured yet"
+NOT_RECORDED = "not recorded"
+# A verdict in a sentence whose subject is the step ("Over V4, this step pays: ...") ...
+STEP_WORDS = {results.PAYS: "pays", results.COSTS: "costs", results.PARITY: "is at parity"}
+# ... and in one whose subject is an implementation compared with cuBLAS ("V6 is behind cuBLAS: ...").
+RATIO_WORDS = {
+    results.PAYS: "is ahead of cuBLAS",
+    results.COSTS: "is behind cuBLAS",
+    results.PARITY: "is at parity with cuBLAS",
+}
 
 
 def shape_text(shape: dict[str, int] | tuple[int, int, int]) -> str:
-    """A problem size as the pages print it: "8192×4096×4096"."""
+    """A problem size: "8192³" when square, else "8192×28672×4096"."""
     m, n, k = (shape["m"], shape["n"], shape["k"]) if isinstance(shape, dict) else shape
-    return f"{m}{TIMES}{n}{TIMES}{k}"
+    return f"{m}\u00b3" if m == n == k else f"{m}{TIMES}{n}{TIMES}{k}"
 
 
-def verdict(interval: dict[str, Any]) -> str:
-    return stats.verdict(interval)
-
-
-def _digits(interval: dict[str, Any], scale: float, start: int) -> int:
-    """The fewest decimals (from ``start``) at which the printed interval agrees with the verdict."""
-    for digits in range(start, start + 3):
-        low, high = (round(interval[p] * scale, digits) for p in ("low", "high"))
-        one = round(scale, digits)
-        rule = verdict(interval)
-        if (rule == stats.PAYS and low > one) or (rule == stats.COSTS and high < one):
+def _digits(interval: dict[str, Any]) -> int:
+    """The fewest decimals (two to four) at which the printed interval agrees with its verdict."""
+    rule = results.verdict(interval)
+    for digits in (2, 3):
+        low, high = round(interval["low"], digits), round(interval["high"], digits)
+        if (rule == results.PAYS and low > 1) or (rule == results.COSTS and high < 1):
             return digits
-        if rule == stats.WITHIN_NOISE and low <= one <= high:
+        if rule == results.PARITY and low <= 1 <= high:
             return digits
-    return start + 2
+    return 4
 
 
-def format_interval(interval: dict[str, Any], style: str = "") -> str:
-    """A ratio with its 95% interval: "0.97x (0.96-0.98)", "97% (96-98%)"; style x prints the median only."""
-    if style == "pct":
-        d = _digits(interval, 100.0, 0)
-        low, med, high = (f"{100 * interval[p]:.{d}f}" for p in ("low", "median", "high"))
-        return f"{med}% ({low}{DASH}{high}%)"
-    d = _digits(interval, 1.0, 2)
-    low, med, high = (f"{interval[p]:.{d}f}" for p in ("low", "median", "high"))
-    if style == "num":
-        return med
-    return f"{med}{TIMES}" if style == "x" else f"{med}{TIMES} ({low}{DASH}{high})"
+def ratio_text(interval: dict[str, Any]) -> str:
+    """A ratio with its interval: "0.97× [0.96, 0.98]"."""
+    d = _digits(interval)
+    return f"{interval['median']:.{d}f}{TIMES} [{interval['low']:.{d}f}, {interval['high']:.{d}f}]"
 
 
-def format_value(kind: str, value: Any, style: str = "") -> str:
-    """How the site prints a value of a kind (see :func:`lookup`)."""
-    if kind == "missing":
-        return value
-    if kind == "interval":
-        return format_interval(value, style)
-    if kind == "config":
-        return ", ".join(f"{k}={v}" for k, v in value.items()) if value else "defaults (no tuning knobs)"
-    if kind in ("text",) or isinstance(value, str) or isinstance(value, bool):
-        return str(value)
-    if kind == "fraction":
-        return f"{value:.2f}" if style == "num" else f"{value:.2f}{TIMES}" if style == "x" else f"{100 * value:.0f}%"
-    units = {
-        "tflops": ("{:.0f}", " TFLOPS"),
-        "published": ("{:.1f}", " TFLOPS"),
-        "ms": ("{:.3f}", " ms"),
-        "mhz": ("{:.0f}", " MHz"),
-        "watts": ("{:.0f}", " W"),
-        "gb": ("{:.0f}", " GB"),
-        "mb": ("{:.0f}", " MB"),
-        "pct": ("{:.0f}", "%"),
-        "count": ("{:,}", ""),  # elements, checks: 12,345
-        "error": ("{:.3g}", ""),  # an absolute error: 0.00195, 3.2
-    }
-    if kind in units:
-        pattern, unit = units[kind]
-        return pattern.format(value) + ("" if style == "num" else unit)
-    return f"{value:g}" if isinstance(value, float) else str(value)
+def step_text(interval: dict[str, Any]) -> str:
+    """A step by the rule: "pays: 1.04× [1.02, 1.06]", "costs: ...", "is at parity: ..."."""
+    return f"{STEP_WORDS[results.verdict(interval)]}: {ratio_text(interval)}"
+
+
+def vs_cublas_text(interval: dict[str, Any]) -> str:
+    """A ratio to cuBLAS by the rule: "is behind cuBLAS: 0.97× [0.96, 0.98]"."""
+    return f"{RATIO_WORDS[results.verdict(interval)]}: {ratio_text(interval)}"
+
+
+def config_text(config: dict[str, Any]) -> str:
+    """A tuned configuration: "block_m=128, block_n=256, ..."."""
+    return ", ".join(f"{k}={v}" for k, v in config.items()) if config else "defaults (no tuning knobs)"
+
+
+UNITS = {  # kind: (format, unit)
+    "tflops": ("{:.0f}", " TFLOPS"),
+    "ms": ("{:.3f}", " ms"),
+    "mhz": ("{:.0f}", " MHz"),
+    "watts": ("{:.0f}", " W"),
+    "mb": ("{:.0f}", " MB"),
+    "gb": ("{:.0f}", " GB"),
+    "pct": ("{:.0f}", "%"),
+    "count": ("{:,}", ""),  # elements, checks, wavefronts: 12,345
+}
+
+
+def unit_text(kind: str, value: float | None) -> str:
+    """A value with its unit ("601 TFLOPS", "1755 MHz", "45%"), or "not recorded" for None."""
+    if value is None:
+        return NOT_RECORDED
+    pattern, unit = UNITS[kind]
+    return pattern.format(value) + unit

@@ -22,10 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from matmul_site import numbers, paths, results
+from matmul_site import paths, results
 
 ENV = "HOPPER_MATMUL_RERUN_CHARTS"
-BENCHMARK = paths.KERNEL_DIR / "benchmark.py"
 OUT_DIR = paths.BUILD_DIR / "rerun"
 TIMEOUT_S = 900
 
@@ -45,7 +44,18 @@ def requested() -> bool:
 
 def command(version: str, out: Path) -> list[str]:
     """The benchmark call: this version and cuBLAS, interleaved, in quick mode, into ``out``."""
-    return [sys.executable, str(BENCHMARK), "--ladder", "--versions", version, "--quick", "--out", str(out)]
+    return [
+        sys.executable,
+        "-m",
+        "matmul_bench",
+        "record",
+        "--ladder",
+        "--versions",
+        version,
+        "--quick",
+        "--out",
+        str(out),
+    ]
 
 
 def hopper_gpu() -> tuple[str | None, str | None]:
@@ -110,4 +120,4 @@ def ladder_for(version: str, recorded: dict[str, Any] | None) -> tuple[dict[str,
 
 
 def load_recorded() -> dict[str, Any] | None:
-    return numbers.load_default()
+    return results.load_default()

@@ -52,6 +52,7 @@ A Row is one implementation in that run::
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import os
 import re
@@ -59,7 +60,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from matmul_site import paths
+from matmul_site import paths, stats
 from matmul_site.schema import (  # noqa: F401  (re-exported: the results API)
     CUBLAS,
     HOW_TO_CREATE,
@@ -67,10 +68,10 @@ from matmul_site.schema import (  # noqa: F401  (re-exported: the results API)
     TRYIT_OUTCOMES,
     TRYIT_TITLE_PREFIX,
     ResultsError,
-    _run_key,
-    _tryit_key,
     is_tryit_run,
+    run_key,
     tflops,
+    tryit_key,
     validate,
 )
 
@@ -107,12 +108,26 @@ def load(path: Path) -> dict[str, Any]:
 
 
 def load_default() -> dict[str, Any] | None:
-    """The results the site shows (:func:`matmul_site.paths.results_file`), or None when there are none yet."""
+    """The results the site shows (:func:`matmul_site.paths.results_file`), or None when there are none yet.
+
+    Read once per content (keyed by path, mtime and size): a docs build asks for it on every page. The
+    dict is shared, so a caller that changes it works on a copy.
+    """
     try:
         path = paths.results_file()
     except paths.ResultsFileError as exc:
         raise ResultsError(str(exc)) from exc
-    return None if path is None else load(path)
+    if path is None:
+        return None
+    if not path.is_file():
+        return load(path)  # the error that says how to create one
+    stat = path.stat()
+    return _load_cached(str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=4)
+def _load_cached(path: str, mtime_ns: int, size: int) -> dict[str, Any]:
+    return load(Path(path))
 
 
 def merge(existing: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
@@ -134,8 +149,8 @@ def merge(existing: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any
             raise ResultsError("cannot keep a ladder measured at another problem size: rerun the ladder")
         merged["ladder"] = copy.deepcopy(existing["ladder"])
     for section in ("sweep", "steps"):
-        fresh = {_run_key(section, run): run for run in new.get(section, [])}
-        runs = [copy.deepcopy(fresh.pop(_run_key(section, run), run)) for run in existing.get(section, [])]
+        fresh = {run_key(section, run): run for run in new.get(section, [])}
+        runs = [copy.deepcopy(fresh.pop(run_key(section, run), run)) for run in existing.get(section, [])]
         merged[section] = runs + [copy.deepcopy(run) for run in fresh.values()]
     if "tryit" in existing or "tryit" in new:
         merged["tryit"] = merge_tryit(existing.get("tryit", []), new.get("tryit", []))
@@ -144,8 +159,8 @@ def merge(existing: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any
 
 def merge_tryit(existing: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Try-it outcomes: a new entry replaces the one with its (version, name), in place; the rest are kept."""
-    fresh = {_tryit_key(entry): entry for entry in new}
-    kept = [copy.deepcopy(fresh.pop(_tryit_key(entry), entry)) for entry in existing]
+    fresh = {tryit_key(entry): entry for entry in new}
+    kept = [copy.deepcopy(fresh.pop(tryit_key(entry), entry)) for entry in existing]
     return kept + [copy.deepcopy(entry) for entry in fresh.values()]
 
 
@@ -185,16 +200,89 @@ def write_atomic(path: Path, data: dict[str, Any]) -> None:
         os.close(dir_fd)
 
 
-# --- reading --------------------------------------------------------------------------------------
+# --- reading ---------------------------------------------------------------------------------------
+# Everything outside the benchmark reads runs and rows through these functions, so that a change of
+# layout is made here. A row's own fields (tflops, latency_ms, ratio_to_cublas, step, sm_clock_mhz,
+# power_w, config, title, counters, kept) are read from the row these return.
+
+PAYS, COSTS, PARITY = "pays", "costs", "parity"
+
+
+def verdict(interval: dict[str, Any]) -> str:
+    """The rule's word for a ratio with its interval: PAYS, COSTS or PARITY (:func:`matmul_site.stats.verdict`)."""
+    found = interval.get("verdict") or stats.verdict(interval)
+    return PARITY if found == stats.WITHIN_NOISE else found
+
+
+def ladder(data: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The ladder run (every version and cuBLAS at the problem size), or None when it is not measured yet."""
+    return None if data is None else data.get("ladder")
+
+
+def ladder_row(data: dict[str, Any] | None, impl: str) -> dict[str, Any] | None:
+    """One implementation's row of the ladder, or None when it is not measured yet."""
+    return ((ladder(data) or {}).get("rows") or {}).get(impl)
 
 
 def row(data: dict[str, Any], impl: str) -> dict[str, Any]:
     """One implementation's row of the ladder; ResultsError says how to measure it when it is absent."""
-    rows = (data.get("ladder") or {}).get("rows", {})
-    if impl not in rows:
-        measured = ", ".join(sorted(rows)) or "nothing"
+    found = ladder_row(data, impl)
+    if found is None:
+        measured = ", ".join(sorted((ladder(data) or {}).get("rows", {}))) or "nothing"
         raise ResultsError(f"{impl} is not in the ladder (measured: {measured}); run `nox -s bench` on a Hopper GPU")
-    return rows[impl]
+    return found
+
+
+def ladder_steps(data: dict[str, Any] | None) -> list[tuple[str, dict[str, Any]]]:
+    """(version, step over the previous version) for every ladder row that has one, in version order."""
+    rows = (ladder(data) or {}).get("rows", {})
+    ours = sorted((i for i in rows if re.fullmatch(r"v\d+", i)), key=lambda i: int(i[1:]))
+    return [(i, rows[i]["step"]) for i in ours if rows[i].get("step")]
+
+
+def sweep_runs(data: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The sweep: one run per shape."""
+    return list((data or {}).get("sweep", []))
+
+
+def sweep_row(data: dict[str, Any] | None, impl: str, shape: tuple[int, int, int]) -> dict[str, Any] | None:
+    """One implementation's row in the sweep's run at ``shape``, or None when not measured."""
+    for run in sweep_runs(data):
+        if shape_of(run) == shape:
+            return run["rows"].get(impl)
+    return None
+
+
+def steps_runs(data: dict[str, Any] | None, after: str | None = None, *, tryit: bool = False) -> list[dict[str, Any]]:
+    """The steps runs (after one version, or all), either the ladder's attempts or the chapters' timed try-its."""
+    runs = (data or {}).get("steps", [])
+    return [r for r in runs if (after is None or r["after"] == after) and is_tryit_run(r) == tryit]
+
+
+def steps_row(
+    data: dict[str, Any] | None, impl: str, shape: tuple[int, int, int] | None = None
+) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """(run, row) of a row of the steps runs (try-its included), by its name and optionally the run's shape.
+
+    Where several runs hold the name, the one in which it is a step wins, then the latest run.
+    """
+    found = [
+        (run, run["rows"][impl])
+        for run in (data or {}).get("steps", [])
+        if impl in run["rows"] and (shape is None or shape_of(run) == shape)
+    ]
+    found.sort(key=lambda pair: (bool(pair[1].get("step")), pair[0]["run_id"]))
+    return found[-1] if found else None
+
+
+def tryit_entries(data: dict[str, Any] | None, version: str) -> list[dict[str, Any]]:
+    """The recorded try-it edits of one chapter, in the file's order."""
+    return [e for e in (data or {}).get("tryit", []) if e["version"] == version]
+
+
+def shape_of(run: dict[str, Any]) -> tuple[int, int, int]:
+    """A run's problem size as (M, N, K)."""
+    return (run["shape"]["m"], run["shape"]["n"], run["shape"]["k"])
 
 
 def peak_tflops_at(data: dict[str, Any], sm_clock_mhz: float) -> float:

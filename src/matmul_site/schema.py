@@ -12,7 +12,8 @@ from typing import Any
 
 from matmul_site import paths
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+VERDICTS = ("pays", "costs", "parity")
 HOW_TO_CREATE = paths.HOW_TO_CREATE
 CUBLAS = "cublas"
 # A steps run with this title prefix is a chapter's "Try it" (experiments/tryit.py), not a step of the ladder.
@@ -113,26 +114,42 @@ def _validate_gpu(gpu: Any) -> None:
         raise _fail("gpu.published_source", "must be given exactly when published_dense_fp16_tflops is", gpu)
 
 
-def _interval(data: dict[str, Any], key: str, field: str) -> None:
+def _interval(data: dict[str, Any], key: str, field: str, band: float | None = None) -> None:
     value = _dict(_get(data, key, field), f"{field}.{key}")
     for part in ("median", "low", "high"):
         _number(value, part, f"{field}.{key}")
     if not value["low"] <= value["median"] <= value["high"]:
         raise _fail(f"{field}.{key}", "must have low <= median <= high", value)
+    if "verdict" in value:
+        if value["verdict"] not in VERDICTS:
+            raise _fail(f"{field}.{key}.verdict", f"must be one of {', '.join(VERDICTS)}", value["verdict"])
+        if band is not None and value["verdict"] != band_verdict(value, band):
+            raise _fail(f"{field}.{key}.verdict", f"does not follow the parity band of {band:.3f}", value)
 
 
-def _validate_row(impl: str, row: Any, run: dict[str, Any], field: str, *, steps: bool) -> None:
+def band_verdict(interval: dict[str, Any], band: float) -> str:
+    """The rule: pays only wholly above 1 + band, costs only wholly below 1 - band, else parity."""
+    if interval["low"] > 1.0 + band:
+        return "pays"
+    if interval["high"] < 1.0 - band:
+        return "costs"
+    return "parity"
+
+
+def _validate_row(
+    impl: str, row: Any, run: dict[str, Any], field: str, *, steps: bool, band: float | None = None
+) -> None:
     row = _dict(row, field)
     _number(row, "latency_ms", field)
     _number(row, "tflops", field)
     shape = run["shape"]
     if not _close(row["tflops"], tflops(shape["m"], shape["n"], shape["k"], row["latency_ms"])):
         raise _fail(f"{field}.tflops", f"does not match latency_ms at {shape['m']}x{shape['n']}x{shape['k']}", row)
-    _interval(row, "ratio_to_cublas", field)
+    _interval(row, "ratio_to_cublas", field, band)
     if impl == CUBLAS and any(not _close(row["ratio_to_cublas"][p], 1.0) for p in ("median", "low", "high")):
         raise _fail(f"{field}.ratio_to_cublas", "must be exactly 1 for cuBLAS itself", row["ratio_to_cublas"])
     if row.get("step") is not None:
-        _interval(row, "step", field)
+        _interval(row, "step", field, band)
         _string(row["step"], "over", f"{field}.step")
         if row["step"]["over"] not in run["rows"] or row["step"]["over"] == impl:
             raise _fail(f"{field}.step.over", "must name another row of the same run", row["step"]["over"])
@@ -150,9 +167,13 @@ def _validate_row(impl: str, row: Any, run: dict[str, Any], field: str, *, steps
                 _number(counters, key, f"{field}.counters", positive=False, optional=True)
     if steps and impl != CUBLAS and not isinstance(_get(row, "kept", field), bool):
         raise _fail(f"{field}.kept", "must be true or false", row["kept"])
+    if row.get("efficiency") is not None:
+        _number(row, "efficiency", field)
+    if "suspect" in row and not isinstance(row["suspect"], bool):
+        raise _fail(f"{field}.suspect", "must be true or false", row["suspect"])
 
 
-def _validate_run(run: Any, field: str, *, steps: bool = False) -> None:
+def _validate_run(run: Any, field: str, *, steps: bool = False, band: float | None = None) -> None:
     run = _dict(run, field)
     _string(run, "run_id", field)
     _date(run, "date", field)
@@ -173,10 +194,37 @@ def _validate_run(run: Any, field: str, *, steps: bool = False) -> None:
     if CUBLAS not in rows:
         raise ResultsError(f"field {field + '.rows'!r} has no cublas row: every ratio is paired with it")
     for impl, row in rows.items():
-        _validate_row(impl, row, run, f"{field}.rows.{impl}", steps=steps)
+        _validate_row(impl, row, run, f"{field}.rows.{impl}", steps=steps, band=band)
     if steps:
         _string(run, "after", field)
         _string(run, "title", field)
+
+
+def _validate_figure(figure: Any, field: str, *, steps: bool = False, band: float | None = None) -> None:
+    """A figure: its merged rows (shaped like a run's), and ``runs``, the independent runs they merge.
+
+    Every merged interval must hold each run's own median: the interval a second run must fall in.
+    """
+    _validate_run(figure, field, steps=steps, band=band)
+    runs = _get(figure, "runs", field)
+    if not isinstance(runs, list) or not runs:
+        raise _fail(f"{field}.runs", "must be a non-empty list of the runs merged", runs)
+    for index, run in enumerate(runs):
+        where = f"{field}.runs[{index}]"
+        _validate_run(run, where, steps=steps)
+        if set(run["rows"]) != set(figure["rows"]):
+            raise _fail(f"{where}.rows", "must time the same implementations as the figure (one rotation)", run)
+        if run["shape"] != figure["shape"]:
+            raise _fail(f"{where}.shape", "must be the figure's shape", run["shape"])
+        for impl, row in run["rows"].items():
+            for key in ("ratio_to_cublas", "step"):
+                merged = figure["rows"][impl].get(key)
+                if row.get(key) is None or merged is None:
+                    continue
+                if not merged["low"] <= row[key]["median"] <= merged["high"]:
+                    raise _fail(f"{where}.rows.{impl}.{key}.median",
+                                f"lies outside the merged interval [{merged['low']:.4f}, {merged['high']:.4f}]",
+                                row[key]["median"])  # fmt: skip
 
 
 def is_tryit_run(run: dict[str, Any]) -> bool:
@@ -238,7 +286,8 @@ def _validate_tryit(entry: Any, field: str) -> None:
         _number(entry, "timeout_s", field)
 
 
-def _tryit_key(entry: dict[str, Any]) -> tuple[str, str]:
+def tryit_key(entry: dict[str, Any]) -> tuple[str, str]:
+    """What identifies a try-it entry: (version, name); a newer entry with the same key replaces it."""
     return (entry["version"], entry["name"])
 
 
@@ -251,6 +300,8 @@ def validate(data: dict[str, Any]) -> None:
     software = _dict(_get(data, "software", ""), "software")
     for key in ("cuda", "torch", "tilus", "python"):
         _string(software, key, "software")
+    if "cublas" in software:
+        _string(software, "cublas", "software")
     method = _dict(_get(data, "method", ""), "method")
     for key in ("timer", "statistic", "interval", "l2_flush", "order", "clocks"):
         _string(method, key, "method")
@@ -261,9 +312,16 @@ def validate(data: dict[str, Any]) -> None:
         _integer(problem, key, "problem")
     _string(problem, "dtype", "problem")
     _string(problem, "accumulate", "problem")
+    band = None
+    if method.get("verdicts") is not None:
+        verdicts = _dict(method["verdicts"], "method.verdicts")
+        for key in ("parity_band", "confidence_each", "family_confidence"):
+            _number(verdicts, key, "method.verdicts")
+        _integer(verdicts, "count", "method.verdicts")
+        band = verdicts["parity_band"]
     ladder = data.get("ladder")
     if ladder is not None:
-        _validate_run(ladder, "ladder")
+        _validate_figure(ladder, "ladder", band=band)
         if {k: ladder["shape"][k] for k in ("m", "n", "k")} != {k: problem[k] for k in ("m", "n", "k")}:
             raise _fail("ladder.shape", "must be the problem's shape", ladder["shape"])
     for name in ("sweep", "steps"):
@@ -272,8 +330,8 @@ def validate(data: dict[str, Any]) -> None:
             raise _fail(name, "must be a list (possibly empty)", runs)
         seen = set()
         for index, run in enumerate(runs):
-            _validate_run(run, f"{name}[{index}]", steps=name == "steps")
-            key = _run_key(name, run)
+            _validate_figure(run, f"{name}[{index}]", steps=name == "steps", band=band)
+            key = run_key(name, run)
             if key in seen:
                 raise _fail(f"{name}[{index}]", "repeats the key of an earlier run", key)
             seen.add(key)
@@ -283,14 +341,15 @@ def validate(data: dict[str, Any]) -> None:
     seen_tryit = set()
     for index, entry in enumerate(tryit):
         _validate_tryit(entry, f"tryit[{index}]")
-        if _tryit_key(entry) in seen_tryit:
-            raise _fail(f"tryit[{index}]", "repeats the (version, name) of an earlier entry", _tryit_key(entry))
-        seen_tryit.add(_tryit_key(entry))
+        if tryit_key(entry) in seen_tryit:
+            raise _fail(f"tryit[{index}]", "repeats the (version, name) of an earlier entry", tryit_key(entry))
+        seen_tryit.add(tryit_key(entry))
 
 
 # --- combining and writing ----------------------------------------------------------------------
 
 
-def _run_key(section: str, run: dict[str, Any]) -> tuple[Any, ...]:
+def run_key(section: str, run: dict[str, Any]) -> tuple[Any, ...]:
+    """What identifies a run in its section: its shape (sweep), or (after, title, shape) (steps)."""
     shape = (run["shape"]["m"], run["shape"]["n"], run["shape"]["k"])
     return (run["after"], run["title"], shape) if section == "steps" else shape

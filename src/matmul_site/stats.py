@@ -53,7 +53,13 @@ def _median(values: list[float]) -> float:
 
 
 def verdict(ratio: dict[str, Any]) -> str:
-    """ "pays" when the interval lies wholly above 1.0, "costs" when wholly below, else "within noise"."""
+    """The verdict the results file states (the benchmark's parity band applied), else the bare rule at 1.0.
+
+    A recorded ``"parity"`` reads as :data:`WITHIN_NOISE`.
+    """
+    stored = ratio.get("verdict")
+    if stored is not None:
+        return WITHIN_NOISE if stored == "parity" else stored
     if ratio["low"] > 1.0:
         return PAYS
     if ratio["high"] < 1.0:

@@ -1,7 +1,8 @@
 """The kernel versions, found by convention, and how every page, chart and table names them.
 
 A version is a file ``examples/hopper_matmul/matmul_vN.py``; its title is the module constant
-``TITLE = "..."`` in that file, read here with :mod:`ast` (no torch, no Tilus, nothing executed).
+``TITLE = "..."`` in that file and its measured configuration the constant ``TUNED = {...}``, both
+read here with :mod:`ast` (no torch, no Tilus, nothing executed).
 Its chapter is ``docs/chapters/vN.rst`` and its chart ``plots/plot_vN.py``; the tests hold every
 version to having all three. Implementations that are not ours (cuBLAS, torch.compile) are
 ``PEERS``; :func:`label` names any implementation.
@@ -14,6 +15,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from matmul_site import paths
 
@@ -62,6 +64,11 @@ class Version:
         return f"MatmulV{self.number}"
 
     @property
+    def tuned(self) -> dict[str, Any]:
+        """The configuration the chapter measured (the kernel file's ``TUNED``): what the benchmark pins."""
+        return read_tuned(self.path)
+
+    @property
     def chapter(self) -> Path:
         return paths.CHAPTERS_DIR / f"{self.name}.rst"
 
@@ -72,17 +79,32 @@ class Version:
 
 def read_title(path: Path) -> str:
     """The string assigned to ``TITLE`` at the top level of a kernel file, without importing it."""
+    node = _top_level_constant(path, "TITLE")
+    if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.strip():
+        return node.value
+    raise VersionError(f'{path}: no top-level TITLE = "..." (a non-empty string naming what this version adds)')
+
+
+def _top_level_constant(path: Path, name: str) -> ast.expr | None:
     tree = ast.parse(Path(path).read_text(encoding="utf-8"), filename=str(path))
     for node in tree.body:
-        if (
-            isinstance(node, ast.Assign)
-            and [getattr(t, "id", None) for t in node.targets] == ["TITLE"]
-            and isinstance(node.value, ast.Constant)
-            and isinstance(node.value.value, str)
-            and node.value.value.strip()
-        ):
-            return node.value.value
-    raise VersionError(f'{path}: no top-level TITLE = "..." (a non-empty string naming what this version adds)')
+        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == [name]:
+            return node.value
+    return None
+
+
+def read_tuned(path: Path) -> dict[str, Any]:
+    """The dict literal assigned to ``TUNED`` at the top level of a kernel file, without importing it."""
+    node = _top_level_constant(path, "TUNED")
+    try:
+        value = ast.literal_eval(node) if node is not None else None
+    except ValueError:
+        value = None
+    if not isinstance(value, dict) or not value or not all(isinstance(k, str) for k in value):
+        raise VersionError(
+            f"{path}: no top-level TUNED = {{...}} (the configuration the chapter measured, as a literal)"
+        )
+    return value
 
 
 @cache
@@ -112,6 +134,11 @@ def get(name: str, kernel_dir: Path | None = None) -> Version:
             return version
     known = ", ".join(names(kernel_dir)) or "none"
     raise VersionError(f"unknown version {name!r} (known: {known})")
+
+
+def tuned_configs(kernel_dir: Path | None = None) -> dict[str, dict[str, Any]]:
+    """{"v0": {...}, ...}: every version's measured configuration (its kernel file's TUNED)."""
+    return {v.name: v.tuned for v in all_versions(kernel_dir)}
 
 
 def is_version_name(name: str) -> bool:

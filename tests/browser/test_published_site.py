@@ -120,9 +120,7 @@ def expected_chart(path: str) -> str:
 
 
 @pytest.mark.parametrize("path", CONTENT_PAGES)
-def test_link_preview_shows_the_page_chart_and_first_sentence_at_its_published_address(
-    base_url: str, path: str
-) -> None:
+def test_link_preview_shows_the_page_chart_and_opening_words_at_its_published_address(base_url: str, path: str) -> None:
     text = (SITE / path).read_text(encoding="utf-8")
     links = PageLinks(text)
     meta = links.meta
@@ -136,9 +134,12 @@ def test_link_preview_shows_the_page_chart_and_first_sentence_at_its_published_a
     width, height = struct.unpack(">II", png[16:24])
     assert width >= 1000 and 1.5 <= width / height <= 2.2, f"{path}: {width}x{height} is no link-preview size"
 
+    # sphinxext-opengraph's description: the page's text after its title, cut at 200 characters with "..."
     description, paragraph = meta.get("og:description", ""), FirstParagraph(text).text
     assert description and meta.get("description") == description, f"{path}: {meta}"
-    assert paragraph.startswith(description), f"{path}: {description!r} does not open the page ({paragraph!r})"
-    assert description[-1] in ".!?", f"{path}: {description!r} is not a whole sentence"
-    assert re.match(r"(\s+[A-Z]|$)", paragraph[len(description) :]), f"{path}: {description!r} stops mid-sentence"
-    assert not re.search(r"[.!?]\s+[A-Z]", description), f"{path}: {description!r} is more than one sentence"
+    assert len(description) <= 200, f"{path}: {description!r} is longer than a preview shows"
+    # (compared without spaces: it puts one between every two pieces of text, as in "( python matmul_vN.py")
+    opening, paragraph = re.sub(r"\s", "", description.removesuffix("...")), re.sub(r"\s", "", paragraph)
+    assert paragraph.startswith(opening) or opening.startswith(paragraph), (
+        f"{path}: {description!r} does not open with the page's first paragraph ({paragraph!r})"
+    )

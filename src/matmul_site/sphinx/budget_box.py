@@ -12,7 +12,7 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
-from matmul_site import budget, numbers, paths, results, versions
+from matmul_site import budget, facts, paths, results, versions
 
 NOT_MEASURED = "not measured yet"
 
@@ -45,12 +45,12 @@ def budget_lines(version: str, record: dict[str, Any], data: dict[str, Any] | No
     if row is None or row.get("sm_clock_mhz") is None:
         rows.append(("Speed of light", f"at the measured clock: {NOT_MEASURED}"))
     else:
-        # The same values and formats as the :result: roles (numbers.render), so every figure is the file's.
-        rows.append(("Speed of light", f"at {numbers.render(data, f'{version}.sm_clock')}, the SM clock while it "
-                     f"was timed, the tensor cores peak at {numbers.render(data, f'{version}.peak_at_clock')} "
+        # The same values and formats as the :fact: role, so every figure is the file's.
+        rows.append(("Speed of light", f"at {facts.render(f'{version}.sm_clock', data)}, the SM clock while it "
+                     f"was timed, the tensor cores peak at {facts.render(f'{version}.peak_at_clock', data)} "
                      f"({sm_count} SMs x {results.DENSE_FP16_FLOP_PER_CLOCK_PER_SM} FLOP per clock); it ran at "
-                     f"{numbers.render(data, f'{version}.tflops')}, "
-                     f"{numbers.render(data, f'{version}.peak_fraction')} of that"))  # fmt: skip
+                     f"{facts.render(f'{version}.tflops', data)}, "
+                     f"{facts.render(f'{version}.peak_fraction', data)} of that"))  # fmt: skip
     return rows
 
 
@@ -68,7 +68,7 @@ class BudgetBox(SphinxDirective):
         if results_file is not None:
             self.env.note_dependency(str(results_file))
         try:
-            rows = budget_lines(version, budget.load_builds(), numbers.load_default())
+            rows = budget_lines(version, budget.load_builds(), results.load_default())
         except (budget.BudgetError, results.ResultsError) as exc:
             raise self.error(f"budget-box {version}: {exc}") from exc
         table = nodes.table(classes=["budget-box"])

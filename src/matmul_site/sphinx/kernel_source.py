@@ -6,28 +6,34 @@ numbers). While a kernel file is still being written and is not in the repositor
 the directive renders a plain note saying so instead of failing the build; once the
 file exists, a marker that does not match is a build error, as with literalinclude.
 
-:func:`stage_gallery` prepares the sphinx-gallery input: sphinx-gallery needs a
-module docstring and a gallery header, which the kernel files (they open with
-comments) and examples/ (not ours to add files to) do not have. So each kernel is
-copied under build/ with a docstring made from its header comments, and after the
-gallery is generated the downloadable copy is replaced by the untouched original.
-Nothing is ever executed: the gallery runs with ``plot_gallery = False``.
+The gallery is sphinx-gallery's, fed by :func:`stage_gallery` at ``builder-inited``, just
+before sphinx-gallery reads its input: sphinx-gallery needs a module docstring and a gallery
+header, which the kernel files (they open with comments) and examples/ (not ours to add files
+to) do not have. So each kernel is copied to ``sphinx_gallery_conf["examples_dirs"]`` (under
+build/) with a docstring made from its header comments, and after the gallery is generated the
+downloadable copy is replaced by the untouched original. Nothing is ever executed: the gallery
+runs with ``plot_gallery = False``.
 
-Each gallery page is titled with the chapter's heading (``V3: warp specialization``);
+Each gallery page is titled with the chapter's heading (``V3: warp specialization``) and
 offers a zip of the kernel and the modules of its folder that it imports, followed
-recursively (:func:`bundle_files`), with fixed timestamps so that a rebuild writes the
-same bytes; and its card shows the chapter's chart, drawn as a PNG under build/ when
-the gallery is staged (``sphinx_gallery_thumbnail_path``).
+recursively (:func:`bundle_files`), with fixed timestamps so that a rebuild writes the same
+bytes. Each card shows the chapter's chart: the PNG that the plot directive drew beside the
+chapter's SVG (:mod:`matmul_site.sphinx.chart_files`), scaled to the card just before the
+gallery's index is read, which is read last for that reason (in a serial build; with ``-j`` a card may
+show the chart of the build before).
+
+Files this writes keep the time of their inputs (or are left alone when their bytes are the
+same), so that a build with nothing changed finds no page's dependency newer than the page.
 """
 
 from __future__ import annotations
 
 import ast
-import hashlib
 import io
 import os
 import re
 import shutil
+import tempfile
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -35,13 +41,14 @@ from typing import Any
 from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.directives.code import LiteralInclude
+from sphinx.environment import BuildEnvironment
 
 from matmul_site import paths, versions
+from matmul_site.sphinx import chart_files, results_file
 
 ROOT = paths.ROOT
 KERNELS = paths.KERNEL_DIR
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)  # the earliest time a zip can hold: every build writes the same bytes
-THUMB_DPI = 80  # a 7-inch chart is 560 px wide; sphinx-gallery scales the card's image to 400 x 280
 GALLERY_HEADER = """Kernel gallery
 ==============
 
@@ -124,28 +131,6 @@ def _write_if_changed(path: Path, data: bytes) -> Path:
     return path
 
 
-def thumbnail_png(version: str) -> bytes:
-    """The chapter's chart (plots/plot_vN.py's ``charts.version_chart``) as a PNG, from the recorded results.
-
-    Always the recorded results: a rerun asked for with HOPPER_MATMUL_RERUN_CHARTS belongs to the chapter's chart,
-    not to a thumbnail. No date or software version in the file: the same data give the same bytes.
-    """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from matmul_site import charts, numbers
-
-    matplotlib.rc_file_defaults()
-    fig = charts.version_chart(version, data=numbers.load_default())
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=THUMB_DPI, metadata={"Software": None})
-    plt.close(fig)
-    matplotlib.rc_file_defaults()
-    return buffer.getvalue()
-
-
 def _srcdir_path(path: Path) -> str:
     """A path as the docs/ folder (Sphinx's source directory) sees it, with forward slashes."""
     return Path(os.path.relpath(path, paths.DOCS_DIR)).as_posix()
@@ -180,14 +165,13 @@ def _docstring(path: Path, version: str, download: Path) -> str:
     return 'r"""\n' + "\n".join(parts) + '\n"""\n'  # raw: the escapes are for rst
 
 
-def stage_gallery(dest: Path, downloads: Path | None = None, thumbnails: Path | bool | None = None) -> list[Path]:
+def stage_gallery(dest: Path, downloads: Path | None = None) -> list[Path]:
     """Copy every existing kernel file to dest/ (with a docstring) and write the gallery header.
 
-    Next to dest/ (or where given), each kernel's zip goes to ``gallery_downloads/`` and its card's thumbnail,
-    the chapter's chart, to ``gallery_thumbs/``; ``thumbnails=False`` skips drawing them (a unit test's choice).
+    Each kernel's zip goes to ``downloads`` (by default ``gallery_downloads/`` next to dest/). Files whose
+    bytes would not change are not written.
     """
     downloads = downloads or dest.parent / "gallery_downloads"
-    thumbs = dest.parent / "gallery_thumbs" if thumbnails in (None, True) else thumbnails
     dest.mkdir(parents=True, exist_ok=True)
     staged = []
     for version in versions.names(KERNELS):
@@ -197,23 +181,10 @@ def stage_gallery(dest: Path, downloads: Path | None = None, thumbnails: Path | 
             target.unlink(missing_ok=True)
             continue
         download = _write_if_changed(downloads / f"{source.stem}.zip", zip_bytes(source))
-        text = _docstring(source, version, download)
-        if thumbs:
-            png = thumbnail_png(version)
-            # The data's hash in the name: new numbers change the staged file, which makes sphinx-gallery redo the card.
-            thumb = thumbs / f"plot_{version}-{hashlib.sha256(png).hexdigest()[:12]}.png"
-            for stale in thumbs.glob(f"plot_{version}-*.png"):
-                if stale != thumb:
-                    stale.unlink()
-            _write_if_changed(thumb, png)
-            text += f"# sphinx_gallery_thumbnail_path = {_srcdir_path(thumb)!r}\n"
-        text += source.read_text(encoding="utf-8")
-        if not target.exists() or target.read_text(encoding="utf-8") != text:
-            target.write_text(text, encoding="utf-8")
+        text = _docstring(source, version, download) + source.read_text(encoding="utf-8")
+        _write_if_changed(target, text.encode("utf-8"))
         staged.append(target)
-    header = dest / "GALLERY_HEADER.rst"
-    if not header.exists() or header.read_text(encoding="utf-8") != GALLERY_HEADER:
-        header.write_text(GALLERY_HEADER, encoding="utf-8")
+    _write_if_changed(dest / "GALLERY_HEADER.rst", GALLERY_HEADER.encode("utf-8"))
     return staged
 
 
@@ -231,18 +202,68 @@ class VersionOrder:
         return "<VersionOrder>"
 
 
+def _gallery_dir(app: Sphinx) -> Path:
+    return Path(app.srcdir) / app.config.sphinx_gallery_conf["gallery_dirs"]
+
+
+def _gallery_index(app: Sphinx) -> str:
+    return f"{app.config.sphinx_gallery_conf['gallery_dirs']}/index"
+
+
+def _stage(app: Sphinx) -> None:
+    """sphinx-gallery's input, staged where the configuration says it is, before sphinx-gallery reads it."""
+    stage_gallery(Path(app.srcdir, app.config.sphinx_gallery_conf["examples_dirs"]))
+
+
 def _restore_originals(app: Sphinx) -> None:
-    """Each gallery page's own downloads: the exact repository file, and (its "zipped" link) the runnable zip."""
-    gallery = Path(app.srcdir) / app.config.sphinx_gallery_conf["gallery_dirs"]
+    """Each gallery page's own downloads: the exact repository file, and (its "zipped" link) the runnable zip.
+
+    sphinx-gallery has just written both from the staged copy; they get the bytes of the originals and the time of
+    the newest original, so that the gallery page counts as changed only when a kernel file did.
+    """
     for version in versions.names():
         source = kernel_path(version)
-        copy = gallery / source.name
+        copy = _gallery_dir(app) / source.name
         if copy.exists() and source.exists():
-            shutil.copyfile(source, copy)  # not the staged copy with a docstring
-            _write_if_changed(copy.with_suffix(".zip"), zip_bytes(source))  # sphinx-gallery's holds the .py alone
+            shutil.copy2(source, copy)  # not the staged copy with a docstring; copy2 keeps the file's time
+            archive = _write_if_changed(copy.with_suffix(".zip"), zip_bytes(source))  # sphinx-gallery's: the .py alone
+            newest = max(file.stat().st_mtime_ns for file in bundle_files(source))
+            os.utime(archive, ns=(newest, newest))
+
+
+def _read_gallery_index_last(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
+    """The gallery's index after every chapter, so that the charts its cards show are drawn when it is read."""
+    index = _gallery_index(app)
+    if index in docnames:
+        docnames.remove(index)
+        docnames.append(index)
+
+
+def _write_thumbnails(app: Sphinx, docname: str, source: list[str]) -> None:
+    """Each card's image, where sphinx-gallery keeps it: the chapter's chart (or sphinx-gallery's "no image")."""
+    if docname != _gallery_index(app):
+        return
+    results_file.note_dependency(app.env)  # the cards show charts of the results
+    from sphinx_gallery import glr_path_static
+    from sphinx_gallery.utils import scale_image
+
+    thumbs = _gallery_dir(app) / "images" / "thumb"
+    width, height = app.config.sphinx_gallery_conf["thumbnail_size"]
+    for version in versions.names():
+        if not kernel_path(version).exists():
+            continue
+        chart = chart_files.chart_png(app, f"plot_{version}")
+        image = chart if chart.is_file() else Path(glr_path_static()) / "no_image.png"
+        with tempfile.TemporaryDirectory() as scratch:
+            scaled = Path(scratch) / "thumb.png"
+            scale_image(image, scaled, width, height)
+            _write_if_changed(thumbs / f"sphx_glr_matmul_{version}_thumb.png", scaled.read_bytes())
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("kernel-source", KernelSource)
-    app.connect("builder-inited", _restore_originals, priority=900)  # after sphinx-gallery (priority 500)
+    app.connect("builder-inited", _stage, priority=400)  # before sphinx-gallery generates the gallery (500)
+    app.connect("builder-inited", _restore_originals, priority=900)  # after it
+    app.connect("env-before-read-docs", _read_gallery_index_last)
+    app.connect("source-read", _write_thumbnails)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

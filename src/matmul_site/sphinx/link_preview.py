@@ -1,14 +1,19 @@
-"""Link previews: each page's og:image is its chapter's chart (or the ladder chart), its description the first sentence.
+"""Link previews show the page's chart: version N's chart for its chapter and gallery page, else the ladder chart.
 
-sphinxext-opengraph writes the og: tags; this extension only chooses what goes in them and draws PNG copies
-of the charts (link-preview consumers often refuse SVG) from the same plot scripts the pages use.
+sphinxext-opengraph does the work: it writes every og: tag, the description (the opening of the page's text)
+and the matching ``<meta name="description">``. This module only gives each page the ``og:image`` and
+``og:image:alt`` fields that sphinxext-opengraph reads from a page's metadata (what a ``:og:image:`` field at the
+top of the page would set), and puts the charts' PNGs (link-preview consumers often refuse SVG) where those fields
+point. The charts are not drawn here: each preview is the plot directive's own PNG of its chart
+(:mod:`matmul_site.sphinx.chart_files`), drawn with the SVG that the page shows, scaled and centred on the
+1200 x 630 landscape that previews ask for (a chart drawn for a phone's width is taller than wide, and a preview
+crops what does not fit its shape).
 """
 
 from __future__ import annotations
 
 import html
 import re
-import runpy
 from pathlib import Path
 from typing import Any
 
@@ -16,10 +21,12 @@ from docutils import nodes
 from sphinx.application import Sphinx
 
 from matmul_site import paths
+from matmul_site.sphinx import chart_files
 
 OG_CHARTS = "_static/og"  # where the PNG copies of the charts go in the built site
 OG_SIZE = (1200, 630)  # px: the landscape image link previews ask for; the chart (drawn for a phone) sits centred
 LADDER = "plot_summary"
+LADDER_ALT = "Bar chart of TFLOPS for every version next to cuBLAS"
 
 
 def og_chart(pagename: str) -> str:
@@ -30,69 +37,44 @@ def og_chart(pagename: str) -> str:
     return LADDER
 
 
-def first_sentence(doctree: nodes.document) -> str:
-    """The first sentence of the page's first paragraph of body text (not a note, caption or table)."""
-    for paragraph in doctree.findall(nodes.paragraph):
-        text = " ".join(paragraph.astext().split())
-        if isinstance(paragraph.parent, nodes.section) and text:
-            return re.split(r"(?<=[.!?])\s+(?=[A-Z])", text, maxsplit=1)[0]
-    return ""
-
-
-def link_preview(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any) -> None:
-    """Give sphinxext-opengraph this page's chart and first sentence (it reads og: fields from the page meta)."""
-    if doctree is None:
-        return
-    chart = og_chart(pagename)
+def choose_image(app: Sphinx, doctree: nodes.document) -> None:
+    """The page's og:image and its alt text, as page metadata for sphinxext-opengraph (a page's own field wins)."""
+    chart = og_chart(app.env.docname)
     alts = [node.get("alt", "") for node in doctree.findall(nodes.image) if node["uri"].endswith(f"/{chart}.svg")]
-    description = first_sentence(doctree)
-    meta = dict(context.get("meta") or {})  # a copy: opengraph pops og:image from it, and it is the env's own dict
-    meta.setdefault("og:image", f"{OG_CHARTS}/{chart}.png")
-    alt = alts[0] if alts else "Bar chart of TFLOPS for every version next to cuBLAS"
-    meta.setdefault("og:image:alt", html.escape(alt, quote=False))  # opengraph escapes only quotes
-    if description:
-        meta.setdefault("og:description", html.escape(description, quote=False))
-        context["metatags"] += f'<meta name="description" content="{html.escape(description)}" />\n'
-    context["meta"] = meta
+    metadata = app.env.metadata[app.env.docname]
+    metadata.setdefault("og:image", f"{OG_CHARTS}/{chart}.png")
+    # sphinxext-opengraph escapes only quotes in what it writes
+    metadata.setdefault("og:image:alt", html.escape(alts[0] if alts else LADDER_ALT, quote=False))
 
 
-def write_og_charts(app: Sphinx, exception: BaseException | None) -> None:
-    """Draw the charts that previews link to as PNG into the site, from the same scripts as the SVGs on the pages."""
-    if exception is not None or app.builder.format != "html":
-        return
-    import matplotlib
-    import matplotlib.pyplot as plt
-
-    out = Path(app.outdir) / OG_CHARTS
-    out.mkdir(parents=True, exist_ok=True)
-    for chart in sorted({og_chart(doc) for doc in app.env.found_docs} | {LADDER}):
-        plt.close("all")
-        matplotlib.rc_file_defaults()  # as the plot directive does before each script
-        runpy.run_path(str(paths.PLOTS_DIR / f"{chart}.py"), run_name=chart)
-        (number,) = plt.get_fignums()
-        landscape(plt.figure(number), out / f"{chart}.png")
-        plt.close("all")
-
-
-def landscape(chart: Any, path: Path) -> None:
-    """The chart, scaled to the preview's height, centred on a white preview-sized PNG."""
-    import io
-
-    import matplotlib.image
-    import matplotlib.pyplot as plt
+def landscape(chart: Path, preview: Path) -> None:
+    """The chart's PNG, scaled to fit the preview's size (keeping its shape), centred on a white PNG of that size."""
+    from PIL import Image  # matplotlib's own dependency
 
     width, height = OG_SIZE
-    drawn = io.BytesIO()
-    chart.savefig(drawn, format="png", dpi=height / chart.get_figheight())
-    drawn.seek(0)
-    pixels = matplotlib.image.imread(drawn, format="png")
-    canvas = plt.figure(figsize=(width / 100, height / 100), dpi=100, facecolor="white")
-    canvas.figimage(pixels, xo=max(0, (width - pixels.shape[1]) // 2), yo=0)
-    canvas.savefig(path, format="png", dpi=100, facecolor="white")
-    plt.close(canvas)
+    with Image.open(chart) as drawn:
+        scale = min(width / drawn.width, height / drawn.height)
+        size = (round(drawn.width * scale), round(drawn.height * scale))
+        scaled = drawn.convert("RGBA").resize(size, Image.Resampling.LANCZOS)
+    canvas = Image.new("RGB", OG_SIZE, "white")
+    canvas.paste(scaled, ((width - size[0]) // 2, (height - size[1]) // 2), scaled)
+    canvas.save(preview, format="png", optimize=True)
+
+
+def copy_charts(app: Sphinx, exception: BaseException | None) -> None:
+    """Put the preview of every chart that a page previews into the site, when the plot directive drew it."""
+    if exception is not None or app.builder.format != "html":
+        return
+    out = Path(app.outdir) / OG_CHARTS
+    out.mkdir(parents=True, exist_ok=True)
+    for chart in sorted({og_chart(doc) for doc in app.env.found_docs}):
+        drawn = chart_files.chart_png(app, chart)
+        if drawn.is_file():
+            landscape(drawn, out / f"{chart}.png")
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
-    app.connect("html-page-context", link_preview, priority=400)  # before sphinxext-opengraph's (500) reads meta
-    app.connect("build-finished", write_og_charts)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}
+    app.setup_extension("sphinxext.opengraph")
+    app.connect("doctree-read", choose_image, priority=600)  # after Sphinx collects the page's own metadata
+    app.connect("build-finished", copy_charts)
+    return {"version": "2", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,4 +1,4 @@
-"""Docutils helpers of the results extension: the data for a page, inline values, tables, links."""
+"""Docutils helpers of the facts extension: the data for a page, inline values, tables, links."""
 
 from __future__ import annotations
 
@@ -6,31 +6,24 @@ from typing import Any
 
 from docutils import nodes
 from sphinx import addnodes
-from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
 
-from matmul_site import captions, numbers, paths, results, versions
+from matmul_site import captions, paths, results, versions
+from matmul_site.numfmt import NOT_MEASURED, NOT_RECORDED
 
-NOT_MEASURED = numbers.NOT_MEASURED
-NOT_RECORDED = numbers.NOT_RECORDED
-
-
-# ---------------------------------------------------------------------------- the data, per build
+Cell = str | nodes.Node
 
 
 def load_checked() -> dict[str, Any] | None:
-    """The results the site shows (cached by path and mtime in numbers.load); ExtensionError when unusable."""
+    """The results the site shows (read once per content); ExtensionError with the file's name when unusable."""
     try:
-        return numbers.load_default()
+        return results.load_default()
     except results.ResultsError as err:
         raise ExtensionError(f"the results file cannot be used: {err}") from err
 
 
-def check_at_start(app: Sphinx) -> None:
-    load_checked()  # fail at the start of the build, with the file's name, not in the middle of a page
-
-
 def page_data(env: Any) -> dict[str, Any] | None:
+    """The results, noted as a dependency of the page being read (so a new file re-renders it)."""
     path = paths.results_file()
     env.note_dependency(str(path if path is not None else paths.RESULTS_DIR))
     return load_checked()
@@ -41,49 +34,31 @@ def value_node(value: str) -> nodes.inline:
     return nodes.inline(value, value, classes=classes)
 
 
-# ---------------------------------------------------------------------------- tables
-
-
-def cell(content: str | nodes.Node) -> nodes.entry:
-    cell = nodes.entry()
-    cell += nodes.paragraph("", "", value_node(content) if isinstance(content, str) else content)
-    return cell
-
-
-def table(header: list[str], rows: list[list[str | nodes.Node]], widths: list[int], kind: str) -> nodes.table:
-    table = nodes.table(classes=["results-table", kind])
+def table(header: list[str], rows: list[list[Cell]], widths: list[int], kind: str) -> nodes.table:
+    """A table of the site's style; a str cell is a value (styled "not measured" when it says so)."""
+    result = nodes.table(classes=["results-table", kind])
     group = nodes.tgroup(cols=len(header))
-    table += group
-    for width in widths:
-        group += nodes.colspec(colwidth=width)
-    head = nodes.thead()
-    group += head
-    row = nodes.row()
-    for title in header:
-        row += cell(nodes.Text(title))
-    head += row
-    body = nodes.tbody()
-    group += body
-    for values in rows:
-        row = nodes.row()
-        for value in values:
-            row += cell(value)
-        body += row
-    return table
-
-
-def doc_link(env: Any, name: str, text: str) -> nodes.Node:
-    ref = addnodes.pending_xref(
-        "", refdomain="std", reftype="doc", reftarget=f"/chapters/{name}", refexplicit=True, refdoc=env.docname
-    )
-    ref += nodes.inline(text, text)
-    return ref
+    result += group
+    group += [nodes.colspec(colwidth=width) for width in widths]
+    for section, lines in ((nodes.thead(), [[nodes.Text(t) for t in header]]), (nodes.tbody(), rows)):
+        group += section
+        for values in lines:
+            row = nodes.row()
+            for value in values:
+                row += nodes.entry("", nodes.paragraph("", "", value_node(value) if isinstance(value, str) else value))
+            section += row
+    return result
 
 
 def impl_cell(env: Any, impl: str) -> nodes.Node:
-    if versions.is_version_name(impl) and impl in versions.names():
-        return doc_link(env, impl, versions.get(impl).heading)
-    return value_node(versions.label(impl))
+    """An implementation's name; a version's links to its chapter."""
+    if impl not in versions.names():
+        return value_node(versions.label(impl))
+    ref = addnodes.pending_xref(
+        "", refdomain="std", reftype="doc", reftarget=f"/chapters/{impl}", refexplicit=True, refdoc=env.docname
+    )
+    ref += nodes.inline(text=versions.get(impl).heading)
+    return ref
 
 
 def method_link() -> nodes.Node:

@@ -1,6 +1,6 @@
 """The worker: one fresh process that checks, then times, the implementations of its runs, interleaved.
 
-    benchmark.py --worker JOB.json RESULT.json
+    python -m matmul_bench worker JOB.json RESULT.json
 
 The parent (bench.runner) writes the job, starts this process and reads the result file; progress
 goes to stderr. A job::
@@ -20,36 +20,18 @@ median kept, while NVML samples clock and power under the implementation's tag.
 from __future__ import annotations
 
 import json
+import statistics
 import sys
 import time
 import traceback
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from bench import machine
+from matmul_bench import kernels, machine
+from matmul_bench.backend import Backend, Prepared, Timing
 
 WRONG_RESULT = 3
-
-
-@dataclass
-class Prepared:
-    """A built implementation at one shape: ``call()`` is exactly what is timed."""
-
-    name: str
-    call: Callable[[], Any]
-    config: dict[str, Any]
-    check: Callable[[tuple[int, int, int]], dict[str, Any]]
-
-
-class Backend(Protocol):
-    def device(self) -> dict[str, Any]: ...
-    def software(self) -> dict[str, str]: ...
-    def prepare(self, impl: dict[str, Any], shape: tuple[int, int, int]) -> Prepared: ...
-    def time_ms(self, prepared: Prepared, warmup: int, repeats: int) -> float: ...
-    def sampler(self) -> machine.WindowSampler: ...
-    def profile(self, prepared: Prepared) -> None: ...
 
 
 def progress(message: str) -> None:
@@ -64,6 +46,7 @@ class CudaBackend:
         self._compiled: dict[tuple[int, int, int], Any] = {}
         self._operands: dict[tuple[int, int, int], Any] = {}
         self._uuid = ""
+        self._flush: Any = None  # 512 MiB, zeroed before each timed call: several times the 50-60 MB L2
 
     def device(self) -> dict[str, Any]:
         found = machine.device()
@@ -74,7 +57,7 @@ class CudaBackend:
         return machine.software()
 
     def _kernel(self, impl: dict[str, Any]) -> Any:
-        import prebuild
+        from matmul_bench import prebuild
 
         key = json.dumps(impl, sort_keys=True)
         if key not in self._kernels:  # one instance per spec: Tilus builds each (N, K) once per instance
@@ -85,7 +68,7 @@ class CudaBackend:
         import torch
 
         if shape not in self._compiled:
-            from bench.plan import TORCH_COMPILE_MODE
+            from matmul_bench.plan import TORCH_COMPILE_MODE
 
             # One static-shape graph per shape, all kept: no dynamo reset, since every run is prepared before
             # any is timed, and a reset would make the earlier shapes recompile inside their timed windows.
@@ -100,7 +83,7 @@ class CudaBackend:
         import torch
 
         import common
-        import prebuild
+        from matmul_bench import prebuild
 
         m, n, k = shape
         if shape not in self._operands:  # every impl of a run is timed on the same inputs
@@ -127,10 +110,36 @@ class CudaBackend:
 
         return Prepared(impl["name"], call, dict(config), check)
 
-    def time_ms(self, prepared: Prepared, warmup: int, repeats: int) -> float:
-        import common
+    def time_ms(self, prepared: Prepared, warmup: int, repeats: int) -> Timing:
+        """common.time_ms's protocol (L2 flushed before each call, CUDA events, median), placed in host time.
 
-        return common.time_ms(prepared.call, warmup=warmup, repeats=repeats)
+        An event recorded on the idle GPU right after a host timestamp anchors GPU time to host time, so each
+        timed call's (start, end) becomes a span the clock sampler can keep its readings to.
+        """
+        import torch
+
+        if self._flush is None:
+            self._flush = torch.empty(512 * 1024 * 1024 // 4, dtype=torch.int32, device="cuda")
+        for _ in range(warmup):
+            prepared.call()
+        torch.cuda.synchronize()
+        anchor = torch.cuda.Event(enable_timing=True)
+        starts = [torch.cuda.Event(enable_timing=True) for _ in range(repeats)]
+        ends = [torch.cuda.Event(enable_timing=True) for _ in range(repeats)]
+        host = time.perf_counter()
+        anchor.record()
+        for start, end in zip(starts, ends, strict=True):
+            self._flush.zero_()
+            start.record()
+            prepared.call()
+            end.record()
+        torch.cuda.synchronize()
+        times = [s.elapsed_time(e) for s, e in zip(starts, ends, strict=True)]
+        spans = [
+            (host + anchor.elapsed_time(s) / 1e3, host + anchor.elapsed_time(e) / 1e3)
+            for s, e in zip(starts, ends, strict=True)
+        ]
+        return Timing(statistics.median(times), spans)
 
     def sampler(self) -> machine.WindowSampler:
         return machine.WindowSampler(machine.nvml_reader(self._uuid))
@@ -148,7 +157,7 @@ class CudaBackend:
 
 def make_backend(job: dict[str, Any]) -> Backend:
     if job["backend"] == "fake":
-        from bench.fake import FakeBackend
+        from matmul_bench.fake import FakeBackend
 
         return FakeBackend(job.get("fake") or {}, job["settings"].get("process", 0))
     return CudaBackend()
@@ -189,8 +198,9 @@ def time_runs(backend: Backend, job: dict[str, Any]) -> tuple[list[dict[str, Any
                 orders.append(order)
                 for name in order:
                     with sampler.window(name):
-                        samples[name].append(backend.time_ms(prepared[name], settings["warmup"], settings["repeats"]))
-                    got_clocks, got_power = sampler.take(name)
+                        timing = backend.time_ms(prepared[name], settings["warmup"], settings["repeats"])
+                    samples[name].append(timing.ms)
+                    got_clocks, got_power = sampler.take(name, timing.spans)  # readings inside the kernels only
                     clocks[name] += got_clocks
                     power[name] += got_power
             progress(f"  {run['name']}: {settings['rounds']} rounds in {time.perf_counter() - started:.1f} s")
@@ -216,7 +226,8 @@ def run_job(job: dict[str, Any]) -> tuple[dict[str, Any], int]:
 
 
 def main(argv: Sequence[str]) -> int:
-    """Hidden ``--worker JOB RESULT`` mode of benchmark.py."""
+    """``python -m matmul_bench worker JOB RESULT``: one worker process of a benchmark run (started by the runner)."""
+    kernels.use_kernel_dir()
     job_path, result_path = Path(argv[0]), Path(argv[1])
     job = json.loads(job_path.read_text(encoding="utf-8"))
     # stdout is left to the libraries (Tilus prints tuning progress); the answer goes to the result file.

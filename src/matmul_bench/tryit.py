@@ -1,12 +1,12 @@
 """Run the chapters' "Try it" edits (experiments/tryit.py) on a Hopper GPU and record what each one does.
 
-    python examples/hopper_matmul/tryit.py --out plots/results/nvidia-h200.json     # every edit
-    python examples/hopper_matmul/tryit.py --out FILE.json --only v5,v6/stages-4     # some of them
-    python examples/hopper_matmul/tryit.py --dry-run                                 # what would run; no GPU
+    python -m matmul_bench tryit --out plots/results/nvidia-h200.json     # every edit
+    python -m matmul_bench tryit --out FILE.json --only v5,v6/stages-4     # some of them
+    python -m matmul_bench tryit --dry-run                                 # what would run; no GPU
 
 Each edit is applied to a copy of the chapter's kernel file in a temporary folder (the kernel folder
 stays on the import path, so ``import common`` and ``from pipeline import Pipeline`` still work), built
-with the chapter's tuned configuration (tuned.py) and the edit's overrides, in a fresh process with its
+with the chapter's tuned configuration (its kernel file's TUNED) and the edit's overrides, in a fresh process with its
 own Tilus cache, then checked several times: fresh random inputs, C poisoned with NaN, every element
 against a float64 reference (the check of common.py). The outcome is one of
 
@@ -49,9 +49,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
-SPEC_FILE = ROOT / "experiments" / "tryit.py"
+from matmul_bench import kernels
+from matmul_site import paths, versions
+
+SPEC_FILE = paths.ROOT / "experiments" / "tryit.py"
 MARK = "@@tryit "
 BUILD_TIMEOUT_S = 300.0  # import torch and Tilus, lower, nvcc: about 30 s alone, longer with 8 builds at once
 LAUNCH_TIMEOUT_S = 20.0  # one check at 8192^3 (launch, float64 reference, comparison) takes well under 1 s
@@ -74,7 +75,7 @@ class Job:
     file: Path  # the chapter's kernel file (unedited)
     cls: str
     edits: tuple[tuple[str, str], ...]
-    config: dict[str, Any]  # the full pinned configuration: tuned.py's, with the edit's overrides
+    config: dict[str, Any]  # the full pinned configuration: TUNED of the kernel file, with the edit's overrides
     checks: tuple[tuple[int, int, int], ...]
 
     @property
@@ -123,11 +124,9 @@ def apply_edits(text: str, edits: Sequence[Sequence[str]], where: str = "the fil
     return text
 
 
-def plan_jobs(spec: dict[str, Any], only: str | None, kernel_dir: Path = HERE) -> list[Job]:
+def plan_jobs(spec: dict[str, Any], only: str | None, kernel_dir: Path = kernels.KERNEL_DIR) -> list[Job]:
     """Every edit chosen by ``only`` ("v5,v6/stages-4"; None: all), checked to apply and to name known knobs."""
-    if str(kernel_dir) not in sys.path:  # tuned.py lives next to the kernels
-        sys.path.insert(0, str(kernel_dir))
-    from tuned import TUNED
+    tuned = {v.name: v.tuned for v in versions.all_versions(kernel_dir)}
 
     edits: dict[str, dict[str, dict[str, Any]]] = spec["EDITS"]
     wanted = [w.strip() for w in (only or "").split(",") if w.strip()]
@@ -147,20 +146,20 @@ def plan_jobs(spec: dict[str, Any], only: str | None, kernel_dir: Path = HERE) -
             file = kernel_dir / f"matmul_{version}.py"
             if not file.is_file():
                 raise UsageError(f"{version}/{name}: {file} does not exist")
-            if version not in TUNED:
-                raise UsageError(f"{version}/{name}: tuned.py has no configuration for {version}")
+            if version not in tuned:
+                raise UsageError(f"{version}/{name}: no kernel file with a TUNED configuration for {version}")
             pairs = tuple((str(old), str(new)) for old, new in entry.get("edits", []))
             overrides = dict(entry.get("config", {}))
-            unknown = sorted(set(overrides) - set(TUNED[version]))
+            unknown = sorted(set(overrides) - set(tuned[version]))
             if unknown:
                 raise UsageError(
-                    f"{version}/{name}: config names unknown knobs {unknown} (known: {sorted(TUNED[version])})"
+                    f"{version}/{name}: config names unknown knobs {unknown} (known: {sorted(tuned[version])})"
                 )
             if not pairs and not overrides:
                 raise UsageError(f"{version}/{name}: changes nothing (give edits or a config)")
             apply_edits(file.read_text(encoding="utf-8"), pairs, f"{version}/{name} in {file.name}")
             jobs.append(Job(version, name, str(entry.get("title") or name), file, f"MatmulV{version[1:]}", pairs,
-                            {**TUNED[version], **overrides}, checks))  # fmt: skip
+                            {**tuned[version], **overrides}, checks))  # fmt: skip
     if not jobs:
         raise UsageError("nothing to run")
     return jobs
@@ -208,15 +207,15 @@ def check_detail(kernel: Any, m: int, n: int, k: int) -> dict[str, Any]:
 
 def child_main(job_path: str) -> int:
     job = json.loads(Path(job_path).read_text(encoding="utf-8"))
-    # The edited copy's folder first: its kernel module shadows the unedited one; its siblings come from HERE.
-    sys.path[:0] = [job["dir"], str(HERE)]
+    # The edited copy's folder first: its kernel module shadows the unedited one; its siblings come from the kernels'.
+    sys.path[:0] = [job["dir"], str(kernels.KERNEL_DIR)]
     import fcntl
 
     import tilus
     import torch
 
     import common
-    import prebuild
+    from matmul_bench import prebuild
 
     common.require_hopper()
     _say("device", name=torch.cuda.get_device_name())
@@ -276,9 +275,9 @@ def run_job(job: Job, workdir: Path, lock: Path, build_timeout: float, launch_ti
     spec = {"dir": str(work), "file": str(edited), "cls": job.cls, "config": job.config, "lock": str(lock),
             "cache": str(work / "tilus-cache"), "checks": [list(s) for s in job.checks]}  # fmt: skip
     (work / "job.json").write_text(json.dumps(spec), encoding="utf-8")
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    env = dict(kernels.child_env(), PYTHONUNBUFFERED="1")
     proc = subprocess.Popen(
-        [sys.executable, str(Path(__file__).resolve()), "--child", str(work / "job.json")],
+        kernels.command("tryit-child", str(work / "job.json")),
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True, env=env,
     )  # fmt: skip
     lines: queue.Queue[str | None] = queue.Queue()
@@ -383,7 +382,7 @@ def record_outcome(out: Path, record: dict[str, Any]) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="tryit.py",
+        prog="python -m matmul_bench tryit",
         description="Apply each try-it edit of experiments/tryit.py to a copy of its chapter's kernel, build and "
         "check it on a Hopper GPU (NaN-poisoned C against float64, several times), and record the outcome.",
     )
@@ -418,9 +417,8 @@ def check_out(out: Path | None) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m matmul_bench tryit``: apply, build and check every try-it edit; merge the outcomes."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["--child"]:
-        return child_main(argv[1])
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -431,7 +429,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             check_out(args.out)
     except UsageError as exc:
         parser.print_usage(sys.stderr)
-        print(f"tryit.py: error: {exc}", file=sys.stderr)
+        print(f"matmul_bench tryit: error: {exc}", file=sys.stderr)
         return 2
     shapes = ", ".join(_shape_text(s) for s in jobs[0].checks)
     print(f"Try-it edits: {len(jobs)}; each built with its own Tilus cache, then checked at {shapes}")
@@ -473,7 +471,3 @@ def main(argv: Sequence[str] | None = None) -> int:
                     print(f"{outcome.job.key}: NOT RECORDED: {exc}", flush=True)
     print(f"recorded {len(jobs) - failed} of {len(jobs)} outcomes in {args.out}")
     return 1 if failed else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -22,7 +22,10 @@ from typing import Any
 import tilus
 import torch
 
-import common  # also applies the Tilus 0.2.0 fixes before any build
+from matmul_bench import kernels
+
+kernels.use_kernel_dir()
+import common  # noqa: E402  (the kernels' helper module; importing it applies the Tilus 0.2.0 fixes)
 
 NVCC_FLAGS = ["-std=c++17", "-O3", "-gencode", "arch=compute_90a,code=sm_90a"]
 
@@ -156,19 +159,11 @@ def launch_facts(source: str) -> dict[str, int | None]:
     }
 
 
-def measured_config(version: str, kernel_cls: type) -> dict[str, Any]:
-    """The configuration the recorded ladder measured, else the first choice of every autotune knob."""
-    from matmul_site import results
+def measured_config(version: str) -> dict[str, Any]:
+    """The configuration the chapter measured: its kernel file's ``TUNED``."""
+    from matmul_site import versions
 
-    data = results.load_default()
-    rows = ((data or {}).get("ladder") or {}).get("rows", {})
-    if version in rows and rows[version]["config"]:
-        return dict(rows[version]["config"])
-    config: dict[str, Any] = {}
-    for names, choices in getattr(kernel_cls, "_autotune_space", {}).items():
-        keys = [name.strip() for name in names.split(",")]
-        config.update(zip(keys, choices[0] if len(keys) > 1 else [choices[0]], strict=True))
-    return config
+    return versions.get(version).tuned
 
 
 def record_one(version: str) -> dict[str, Any]:
@@ -176,25 +171,32 @@ def record_one(version: str) -> dict[str, Any]:
     import importlib
 
     kernel_cls = getattr(importlib.import_module(f"matmul_{version}"), f"MatmulV{version[1:]}")
-    config = measured_config(version, kernel_cls)
+    config = measured_config(version)
     report = build_sm90a(kernel_cls, config, *common.BENCH_SHAPE)
     from matmul_site import budget, versions
 
     source_hash = budget.source_hash(versions.get(version).path)
-    return {"config": config, "registers": report.registers, **launch_facts(report.source), "source": source_hash}
+    return {"registers": report.registers, **launch_facts(report.source), "source": source_hash}
 
 
-def record(path: Path) -> dict[str, Any]:
-    """Build every version (in parallel) and write the record atomically; return it."""
+def build_all_versions() -> dict[str, dict[str, Any]]:
+    """Every version built for sm_90a (in parallel processes): what its budget box needs, by name."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    from matmul_site import budget, versions
+    from matmul_site import versions
 
     names = list(versions.names())
     context = multiprocessing.get_context("spawn")  # fresh interpreters: Tilus keeps global build state
     with ProcessPoolExecutor(max_workers=os.cpu_count() or 1, mp_context=context) as pool:
-        built = dict(zip(names, pool.map(record_one, names), strict=True))
+        return dict(zip(names, pool.map(record_one, names), strict=True))
+
+
+def record(path: Path) -> dict[str, Any]:
+    """Build every version (in parallel) and write the record atomically; return it."""
+    from matmul_site import budget
+
+    built = build_all_versions()
     data = {
         "arch": "sm_90a",
         "shape": list(common.BENCH_SHAPE),
@@ -211,14 +213,19 @@ def _nvcc_version() -> str:
     return done.stdout.strip().splitlines()[-1]
 
 
-if __name__ == "__main__":
+def main(argv: list[str]) -> int:
+    """``python -m matmul_bench buildcheck [--record]``: build every version for sm_90a on the CPU."""
     import argparse
 
     from matmul_site import budget
 
-    parser = argparse.ArgumentParser(description="Build every version for sm_90a on the CPU and record its budget.")
-    parser.add_argument("--record", action="store_true", help=f"write {budget.BUILD_RECORD}")
-    if not parser.parse_args().record:
-        parser.error("nothing to do: pass --record (tests/test_buildcheck.py shows the library use)")
-    for name, entry in record(budget.BUILD_RECORD)["versions"].items():
+    parser = argparse.ArgumentParser(
+        prog="python -m matmul_bench buildcheck",
+        description="Build every version for sm_90a on the CPU (no GPU needed) and print its build facts.",
+    )
+    parser.add_argument("--record", action="store_true", help=f"also write them to {budget.BUILD_RECORD}")
+    args = parser.parse_args(argv)
+    built = record(budget.BUILD_RECORD) if args.record else {"versions": build_all_versions()}
+    for name, entry in built["versions"].items():
         print(f"{name}: {entry}")
+    return 0

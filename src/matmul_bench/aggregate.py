@@ -10,10 +10,11 @@ import statistics
 from collections.abc import Sequence
 from typing import Any
 
-from bench.plan import ImplSpec, RunSpec, Shape
+from matmul_bench.plan import ImplSpec, RunSpec, Shape
 from matmul_site import results, stats
 
 CUBLAS = results.CUBLAS
+METHOD_VERSION = 3
 
 
 def _pooled(per_process: Sequence[dict[str, Any]], key: str, impl: str) -> list[float]:
@@ -25,6 +26,10 @@ def _paired(per_process: Sequence[dict[str, Any]], over: str, impl: str) -> list
     return [stats.paired_ratios(p["samples"][over], p["samples"][impl]) for p in per_process]
 
 
+def _rounded(groups: list[list[float]]) -> list[list[float]]:
+    return [[round(x, 6) for x in group] for group in groups]
+
+
 def make_row(spec: RunSpec, impl: str, per_process: Sequence[dict[str, Any]],
              counters: dict[str, Any] | None) -> dict[str, Any]:  # fmt: skip
     """One row: latency from every (process, round) sample, ratios paired within each round."""
@@ -32,18 +37,22 @@ def make_row(spec: RunSpec, impl: str, per_process: Sequence[dict[str, Any]],
     latency = float(statistics.median(_pooled(per_process, "samples", impl)))
     clocks, power = _pooled(per_process, "clocks", impl), _pooled(per_process, "power", impl)
     title = next(i.title for i in spec.impls if i.name == impl)
+    to_cublas = _paired(per_process, CUBLAS, impl)
     row: dict[str, Any] = {
         "latency_ms": latency,
         "tflops": results.tflops(m, n, k, latency),
-        "ratio_to_cublas": stats.interval(_paired(per_process, CUBLAS, impl)),
+        "ratio_to_cublas": stats.interval(to_cublas),
         "sm_clock_mhz": float(statistics.median(clocks)) if clocks else None,
         "power_w": float(statistics.median(power)) if power else None,
         "config": dict(per_process[0]["configs"].get(impl) or {}),
         "title": title,
     }
+    row["samples"] = {"ratio_to_cublas": _rounded(to_cublas)}  # per process, per round: what runs merge from
     over = spec.step_over.get(impl)
     if over is not None:
-        row["step"] = {"over": over, **stats.interval(_paired(per_process, over, impl))}
+        to_over = _paired(per_process, over, impl)
+        row["step"] = {"over": over, **stats.interval(to_over)}
+        row["samples"]["step"] = _rounded(to_over)
     if spec.section == "ladder" or counters:  # the ladder always has the key; a steps run when profiled
         row["counters"] = (counters or {}).get(impl)
     if spec.section == "steps" and impl != CUBLAS:
@@ -80,11 +89,23 @@ def make_run(
         "warmup": warmup,
         "repeats": repeats,
         "log": log,
+        "method": METHOD_VERSION,  # clocks sampled inside the timed kernels; merged with runs of the same method
         "rows": {i.name: make_row(spec, i.name, per_process, counters) for i in spec.impls},
     }
     if spec.section == "steps":
         run["after"], run["title"] = spec.after, spec.title
     return run
+
+
+def as_figure(run: dict[str, Any]) -> dict[str, Any]:
+    """A new figure holding one run; :func:`matmul_bench.replicate.remerge` gives it its merged rows."""
+    figure = {key: run[key] for key in ("run_id", "date", "git_commit", "shape", "rounds", "processes")}
+    for key in ("after", "title"):
+        if key in run:
+            figure[key] = run[key]
+    figure["rows"] = run["rows"]  # replaced by the merged rows before anything is written
+    figure["runs"] = [run]
+    return figure
 
 
 def shape_key(shape: Shape | Sequence[int]) -> str:

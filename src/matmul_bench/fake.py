@@ -7,10 +7,11 @@ so paired ratios come out exact where absolute times drift. ``fail_check`` names
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
-from bench import machine
-from bench.worker import Prepared
+from matmul_bench import machine
+from matmul_bench.backend import Prepared, Timing
 
 FAKE_DEVICE = {"name": "NVIDIA H200", "sm_count": 132, "compute_capability": "9.0", "memory_gb": 139.8, "uuid": "",
                "driver": "580.159.04", "sm_max": 1980.0, "mem_max": 3201.0, "power_limit_w": 700.0}  # fmt: skip
@@ -44,12 +45,15 @@ class FakeBackend:
 
         return Prepared(name, lambda: base_ms(name, shape), dict(impl["config"] or {"block_m": 128}), check)
 
-    def time_ms(self, prepared: Prepared, warmup: int, repeats: int) -> float:
+    def time_ms(self, prepared: Prepared, warmup: int, repeats: int) -> Timing:
         # The round is how often this prepared impl was timed; the clock depends on process and round only.
         round_ = self._calls.get(id(prepared), 0)
         self._calls[id(prepared)] = round_ + 1
         clock = 1.0 + 0.05 * ((self._process * 3 + round_) % 4) / 3
-        return prepared.call() * clock
+        began = time.perf_counter()
+        ms = prepared.call() * clock
+        time.sleep(0.002)  # long enough for the sampler to read once inside the span
+        return Timing(ms, [(began, time.perf_counter())])
 
     def sampler(self) -> machine.WindowSampler:
         return machine.WindowSampler(lambda: (1755.0, 690.0))

@@ -5,7 +5,7 @@ result on disk, so processes started later load it at once. ``build_all`` runs o
 kernel spec in parallel: the benchmark builds every implementation of its plan this way, and the
 GPU test suite builds every version for every shape it checks.
 
-    python examples/hopper_matmul/prebuild.py '<spec as JSON>'    # one spec; prints one JSON line
+    python -m matmul_bench prebuild '<spec as JSON>'    # one spec in this process; prints one JSON line
 
 A spec: {"file": path, "cls": class name, "config": {...} or null (autotune), "shapes": [[m, n, k], ...],
 "check": bool}. The answer: {"ok": bool, "configs": {"MxNxK": config}, "checks": [...], "error": str or null}.
@@ -23,18 +23,22 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
+from matmul_bench import kernels
+
 RESULT_PREFIX = "@@prebuild "
 
 
 def load_class(file: str, cls: str) -> type:
     """The script class from a kernel file, imported under its file's stem (Tilus reads its source)."""
     path = Path(file).resolve()
-    if path.parent == HERE:
+    kernels.use_kernel_dir()
+    if path.parent == kernels.KERNEL_DIR:
         module = importlib.import_module(path.stem)  # the name the kernels and tests import it by
     elif path.stem in sys.modules and Path(getattr(sys.modules[path.stem], "__file__", "")).resolve() == path:
         module = sys.modules[path.stem]
     else:
+        if str(path.parent) not in sys.path:  # an experiment imports its siblings (experiments/streamk.py)
+            sys.path.append(str(path.parent))
         spec = importlib.util.spec_from_file_location(path.stem, path)
         if spec is None or spec.loader is None:
             raise ImportError(f"cannot import {path}")
@@ -49,6 +53,7 @@ def load_class(file: str, cls: str) -> type:
 
 def make_kernel(file: str, cls: str, config: dict[str, Any] | None) -> Any:
     """An instance of the script, pinned to ``config`` (None: its whole autotune space)."""
+    kernels.use_kernel_dir()
     import common
 
     script = load_class(file, cls)
@@ -59,6 +64,7 @@ def build_one(spec: dict[str, Any]) -> dict[str, Any]:
     """In this process: build the spec's kernel at every shape (and check it there when asked)."""
     import torch
 
+    kernels.use_kernel_dir()
     import common
 
     kernel = make_kernel(spec["file"], spec["cls"], spec.get("config"))
@@ -80,6 +86,7 @@ def build_one(spec: dict[str, Any]) -> dict[str, Any]:
 
 def tuned(kernel: Any) -> dict[str, Any]:
     """The configuration Tilus picked; {} for a script with no autotune space."""
+    kernels.use_kernel_dir()
     import common
 
     try:
@@ -90,9 +97,9 @@ def tuned(kernel: Any) -> dict[str, Any]:
 
 def run_spec(spec: dict[str, Any], timeout_s: float) -> dict[str, Any]:
     """One spec in a fresh process; failures come back as {"ok": False, "error": ...} with its output's tail."""
-    cmd = [sys.executable, str(Path(__file__).resolve()), json.dumps(spec)]
+    cmd = kernels.command("prebuild", json.dumps(spec))
     try:
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, env=kernels.child_env())
     except subprocess.TimeoutExpired:
         return {"ok": False, "error": f"no answer after {timeout_s:.0f} s", "configs": {}, "checks": []}
     for line in done.stdout.splitlines():
@@ -109,6 +116,7 @@ def build_all(specs: Sequence[dict[str, Any]], jobs: int = 8, timeout_s: float =
 
 
 def main(argv: Sequence[str]) -> int:
+    """``python -m matmul_bench prebuild SPEC``: build (and check) one spec here; print the answer."""
     spec = json.loads(argv[0])
     try:
         answer = build_one(spec)
@@ -119,7 +127,3 @@ def main(argv: Sequence[str]) -> int:
         answer = {"ok": False, "configs": {}, "checks": [], "error": f"{type(exc).__name__}: {exc}"}
     print(RESULT_PREFIX + json.dumps(answer), flush=True)
     return 0 if answer["ok"] else 1
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -1,7 +1,7 @@
 """The command line and the plan: which runs (implementations at one shape) to time, how, and for how long.
 
 Torch-free: a plan is made, checked and estimated (``--dry-run``) on any machine. Bad usage raises
-:class:`UsageError` before anything runs; benchmark.py turns it into exit status 2.
+:class:`UsageError` before anything runs; the command line turns it into exit status 2.
 """
 
 from __future__ import annotations
@@ -14,11 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from matmul_site import paths, versions
-from tuned import TUNED
 
 Shape = tuple[int, int, int]
 
-KERNEL_DIR = Path(__file__).resolve().parents[1]
+KERNEL_DIR = paths.KERNEL_DIR
 STEPS_FILE = paths.ROOT / "experiments" / "steps.py"
 QUICK_DIR = paths.BUILD_DIR / "quick"
 
@@ -154,7 +153,7 @@ def _count(text: str) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="benchmark.py",
+        prog="python -m matmul_bench record",
         description="Time the kernel versions against cuBLAS on a Hopper GPU, interleaved in rounds in a few fresh "
         "processes, and record plots/results/<gpu>.json. With no section given: --ladder --sweep --ncu.",
     )
@@ -187,7 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def version_spec(version: versions.Version, autotune: bool) -> ImplSpec:
-    config = None if autotune else TUNED.get(version.name)
+    config = None if autotune else version.tuned
     return ImplSpec(version.name, "kernel", version.title, str(version.path), version.class_name, config)
 
 
@@ -398,7 +397,7 @@ def describe(plan: Plan, out: str) -> str:
         f"Benchmark plan{' (--quick)' if plan.quick else ''}",
         f"  each run: {s.processes} fresh processes x {s.rounds} rounds (order alternating forward/reversed); "
         f"per impl and round {s.warmup} warm-up + {s.repeats} timed calls (CUDA events, L2 flushed), median kept",
-        f"  configs: {'autotuned by Tilus (builds one at a time)' if plan.autotune else 'pinned (tuned.py)'}; "
+        f"  configs: {'autotuned by Tilus (one build at a time)' if plan.autotune else 'pinned (TUNED)'}; "
         "every impl checked against float64 (NaN-poisoned C) before timing",
     ]
     for run in plan.runs:

@@ -22,9 +22,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-import prebuild
-from bench import aggregate, machine, ncu
-from bench.plan import (
+from matmul_bench import aggregate, kernels, machine, ncu, prebuild, replicate
+from matmul_bench.plan import (
     BENCH_SHAPE,
     QUICK_DIR,
     Plan,
@@ -35,10 +34,8 @@ from bench.plan import (
     shape_text,
     with_configs,
 )  # fmt: skip
-from bench.worker import WRONG_RESULT
-from matmul_site import results
-
-BENCHMARK = Path(__file__).resolve().parents[1] / "benchmark.py"
+from matmul_bench.worker import WRONG_RESULT
+from matmul_site import paths, results
 
 
 class BenchmarkError(Exception):
@@ -47,6 +44,9 @@ class BenchmarkError(Exception):
 
 class WrongResult(BenchmarkError):
     """An implementation failed its check: nothing of it is recorded; exit status 3."""
+
+
+DRAFT_DIR = paths.BUILD_DIR / "draft"
 
 
 def say(message: str) -> None:
@@ -87,9 +87,9 @@ def call_worker(job: dict[str, Any], timeout_s: float, prefix: Sequence[str] = (
     with tempfile.TemporaryDirectory(prefix="bench-worker-") as tmp:
         job_path, result_path = Path(tmp) / "job.json", Path(tmp) / "result.json"
         job_path.write_text(json.dumps(job), encoding="utf-8")
-        cmd = [*prefix, sys.executable, str(BENCHMARK), "--worker", str(job_path), str(result_path)]
+        cmd = [*prefix, *kernels.command("worker", str(job_path), str(result_path))]
         # Its own process group, so that a timeout or Ctrl-C also ends what it started (nvcc jobs, ncu's target).
-        proc = subprocess.Popen(cmd, env=dict(os.environ, PYTHONUNBUFFERED="1"), start_new_session=True)
+        proc = subprocess.Popen(cmd, env=dict(kernels.child_env(), PYTHONUNBUFFERED="1"), start_new_session=True)
         try:
             status = proc.wait(timeout=timeout_s)
         except BaseException as exc:
@@ -156,21 +156,27 @@ def build_and_check(plan: Plan) -> Plan:
 
 def method(plan: Plan) -> dict[str, Any]:
     s = plan.settings
-    configs = "autotuned by Tilus at each shape" if plan.autotune else "pinned to those tuned at 8192^3 (tuned.py)"
+    configs = (
+        "autotuned by Tilus at each shape"
+        if plan.autotune
+        else "pinned to those tuned at 8192^3 (each kernel file's TUNED)"
+    )
     return {
         "timer": "CUDA events around each call (torch.cuda.Event), after a check against a float64 reference "
         "with C poisoned by NaN at the timed shape",
         "warmup": s.warmup,
         "repeats": s.repeats,
         "statistic": "latency: median over every (process, round) of the per-round median of the timed calls",
-        "interval": "95% bootstrap of the median paired ratio, resampling processes, then rounds within each "
-        "(2000 resamples, fixed seed); a step pays when the whole interval lies above 1",
+        "interval": "percentile bootstrap of the median paired ratio that resamples runs, then processes, then "
+        "rounds, widened to hold every run's median, at the Bonferroni level over the file's verdicts "
+        "(method.verdicts); a step pays or costs only outside the parity band, else parity",
         "l2_flush": "512 MiB zero-fill before each timed call (several times the 50-60 MB L2)",
         # The counts of processes and rounds are each run's own fields: runs of one file may differ in them.
         "order": "a run is every impl at one shape, cuBLAS (torch.matmul) among them, in a few fresh processes; "
         "in each, rounds in alternating order (forward, reversed); ratios pair the impls of the same round",
-        "clocks": "NVML SM clock and board power polled every 5 ms only while an impl's timed calls run; "
-        "each row gives the medians",
+        "clocks": "NVML SM clock and board power polled every 5 ms; a reading counts only when it falls inside "
+        "one of the timed kernels (CUDA events placed in host time); each row gives the medians, null when none "
+        "fell inside",
         "configs": configs,
     }
 
@@ -183,19 +189,19 @@ def document(plan: Plan, probe: dict[str, Any], section_runs: dict[str, list[dic
         "software": probe["software"],
         "method": method(plan),
         "problem": {"m": m, "n": n, "k": k, "dtype": "float16", "accumulate": "float32"},
-        "sweep": section_runs.get("sweep", []),
-        "steps": section_runs.get("steps", []),
+        "sweep": [aggregate.as_figure(run) for run in section_runs.get("sweep", [])],
+        "steps": [aggregate.as_figure(run) for run in section_runs.get("steps", [])],
     }
     if section_runs.get("ladder"):
-        doc["ladder"] = section_runs["ladder"][0]
+        doc["ladder"] = aggregate.as_figure(section_runs["ladder"][0])
     return doc
 
 
 def merged_with(existing: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
-    """results.merge, keeping the method notes on earlier runs that are still in the file."""
-    merged = results.merge(existing, new)
+    """The new runs joined to their figures (replicate.merge_file), keeping the notes on earlier runs still there."""
+    merged = replicate.merge_file(existing, new)
     notes = ((existing or {}).get("method") or {}).get("earlier_runs") or {}
-    kept_ids = {r["run_id"] for r in [merged.get("ladder") or {}, *merged["sweep"], *merged["steps"]] if r}
+    kept_ids = {run["run_id"] for figure in replicate.figures(merged) for run in figure["runs"]}
     kept = {run_id: note for run_id, note in notes.items() if run_id in kept_ids}
     if kept:
         merged["method"]["earlier_runs"] = kept
@@ -244,6 +250,11 @@ def run_plan(plan: Plan) -> int:
     started = machine.utc_now()
     run_id, date = started.strftime("%Y-%m-%dT%H%M%SZ"), started.strftime("%Y-%m-%d")
     commit = plan.git_commit or machine.git_commit()
+    if not machine.is_clean(commit) and out.resolve().is_relative_to(paths.RESULTS_DIR.resolve()):
+        draft = DRAFT_DIR / out.name  # a record is published only from a committed tree
+        say(f"the tree is not a clean commit ({commit}): this run goes to {draft}, a draft the site does not show")
+        existing = results.load(draft) if draft.exists() else existing
+        out = draft
     log_rel = f"logs/{run_id}.json"
     log: dict[str, Any] = {"run_id": run_id, "date": date, "git_commit": commit, "gpu": probe["device"],
                            "software": probe["software"], "settings": vars(plan.settings), "runs": []}  # fmt: skip

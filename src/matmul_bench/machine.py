@@ -13,6 +13,7 @@ import platform
 import statistics
 import subprocess
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -36,7 +37,7 @@ def utc_now() -> datetime.datetime:
 
 
 def git_commit(root: Path = paths.ROOT) -> str:
-    """Short HEAD commit, with "-dirty" if the kernels or experiments differ from it; "unknown" without git."""
+    """Short HEAD commit, with "-dirty" if any tracked file differs from it; "unknown" without git."""
 
     def git(*args: str) -> str | None:
         try:
@@ -48,8 +49,17 @@ def git_commit(root: Path = paths.ROOT) -> str:
     head = git("rev-parse", "--short", "HEAD")
     if not head:
         return "unknown"
-    dirty = git("status", "--porcelain", "--", "examples/hopper_matmul", "experiments")
+    dirty = git("status", "--porcelain", "--untracked-files=no")
     return head + ("-dirty" if dirty else "")
+
+
+def is_clean(commit: str) -> bool:
+    """Whether a recorded commit names a committed tree (not "-dirty", not "unknown")."""
+    return bool(commit) and commit != "unknown" and not commit.endswith("-dirty")
+
+
+# The wheels that ship the cuBLAS torch loads (CUDA 13 builds, then older names).
+CUBLAS_PACKAGES = ("nvidia-cublas", "nvidia-cublas-cu13", "nvidia-cublas-cu12")
 
 
 def software() -> dict[str, str]:
@@ -64,8 +74,9 @@ def software() -> dict[str, str]:
         except importlib.metadata.PackageNotFoundError:
             return "not installed"
 
+    cublas = next((v for v in map(version, CUBLAS_PACKAGES) if v != "not installed"), "unknown")
     return {"cuda": torch.version.cuda or "none", "torch": torch.__version__, "tilus": version("tilus"),
-            "python": platform.python_version()}  # fmt: skip
+            "cublas": cublas, "python": platform.python_version()}  # fmt: skip
 
 
 def device() -> dict[str, Any]:
@@ -138,15 +149,23 @@ def nvml_reader(uuid: str) -> Callable[[], Reading] | None:
     return read
 
 
+Span = tuple[float, float]  # (start, end) in time.perf_counter seconds
+
+
 class WindowSampler:
-    """Polls ``read`` every ``interval_s`` while a window is open, and once as each window closes, by tag."""
+    """Polls ``read`` every ``interval_s`` while a window is open, and once as each window closes, by tag.
+
+    Each reading keeps the time it was taken; :meth:`take` keeps only those inside the spans it is given
+    (when the timed kernels ran on the GPU), so that a clock read while the GPU idled or flushed L2 never
+    counts as the clock of a kernel.
+    """
 
     def __init__(self, read: Callable[[], Reading] | None, interval_s: float = 0.005) -> None:
         self._read = read
         self._interval_s = interval_s
         self._tag: str | None = None
         self._lock = threading.Lock()
-        self._samples: dict[str, list[Reading]] = {}
+        self._samples: dict[str, list[tuple[float, Reading]]] = {}
         self._stop = threading.Event()
         self._open = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="nvml-sampler", daemon=True)
@@ -157,9 +176,11 @@ class WindowSampler:
         with self._lock:
             tag = self._tag
         if tag is not None and self._read is not None:
+            before = time.perf_counter()
             reading = self._read()
+            at = (before + time.perf_counter()) / 2.0
             with self._lock:
-                self._samples.setdefault(tag, []).append(reading)
+                self._samples.setdefault(tag, []).append((at, reading))
 
     def _loop(self) -> None:
         while not self._stop.is_set():
@@ -181,10 +202,13 @@ class WindowSampler:
             with self._lock:
                 self._tag = None
 
-    def take(self, tag: str) -> tuple[list[float], list[float]]:
-        """The (clocks, powers) sampled under ``tag`` since the last take, and forget them."""
+    def take(self, tag: str, spans: list[Span] | None = None) -> tuple[list[float], list[float]]:
+        """The (clocks, powers) sampled under ``tag`` since the last take (inside ``spans`` if given); forget them."""
         with self._lock:
-            readings = self._samples.pop(tag, [])
+            timed = self._samples.pop(tag, [])
+        if spans is not None:
+            timed = [(at, r) for at, r in timed if any(start <= at <= end for start, end in spans)]
+        readings = [r for _, r in timed]
         return [c for c, _ in readings if c is not None], [p for _, p in readings if p is not None]
 
     def close(self) -> None:

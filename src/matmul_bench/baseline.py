@@ -1,0 +1,62 @@
+"""Which cuBLAS kernel the baseline runs at each shape, by the torch profiler: ``python -m matmul_bench baseline``.
+
+cuBLAS picks a kernel per problem shape; its name encodes the tile, the cluster and the pipeline depth
+(``nvjet_sm90_hsh_320x128_64x3_1x2_h_bz_coopB_TNT``: a 320x128 output tile, K-tiles of 64 in 3 stages, a
+1x2 cluster). The method page shows them next to the sweep, so a reader sees what the baseline is.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from matmul_bench.plan import SWEEP_SHAPES, Shape
+
+NVJET = re.compile(r"nvjet_sm90_\w+?_(\d+)x(\d+)_(\d+)x(\d+)_(\d+)x(\d+)")
+
+
+def decode(name: str) -> dict[str, Any] | None:
+    """The tile, K-tile, stages and cluster an nvjet kernel's name encodes; None for another naming."""
+    found = NVJET.search(name)
+    if found is None:
+        return None
+    tile_m, tile_n, block_k, stages, cluster_m, cluster_n = map(int, found.groups())
+    return {"tile": [tile_m, tile_n], "block_k": block_k, "stages": stages, "cluster": [cluster_m, cluster_n]}
+
+
+def kernel_at(shape: Shape) -> str:
+    """The CUDA kernel that takes the most time in torch.matmul(A, B.T) at ``shape`` (fp16, fp32 accumulation)."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    m, n, k = shape
+    a = torch.randn(m, k, dtype=torch.float16, device="cuda")
+    b = torch.randn(n, k, dtype=torch.float16, device="cuda")
+    for _ in range(3):
+        torch.matmul(a, b.T)
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(5):
+            torch.matmul(a, b.T)
+        torch.cuda.synchronize()
+    events = [e for e in prof.key_averages() if e.device_type.name == "CUDA"]
+    return max(events, key=lambda e: e.device_time_total).key
+
+
+def main(argv: list[str]) -> int:
+    """``python -m matmul_bench baseline [--json FILE]``: cuBLAS's kernel at every sweep shape."""
+    parser = argparse.ArgumentParser(prog="python -m matmul_bench baseline", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--json", type=Path, help="also write {shape: {kernel, decoded}} to this file")
+    args = parser.parse_args(argv)
+    found = {}
+    for shape in SWEEP_SHAPES:
+        name = kernel_at(shape)
+        key = "x".join(map(str, shape))
+        found[key] = {"kernel": name, "decoded": decode(name)}
+        print(f"{key:>18}  {name}", flush=True)
+    if args.json:
+        args.json.write_text(json.dumps(found, indent=1) + "\n", encoding="utf-8")
+    return 0

@@ -1,0 +1,283 @@
+"""Independent runs merged into one figure: the interval a second run must fall in, and the verdict words.
+
+A *figure* is one quantity the site states: the ladder, one shape of the sweep, or one steps table. Each
+invocation of ``python -m matmul_bench record`` adds one *run* to each figure it measures (fresh processes,
+builds loaded anew); :func:`merge_figure` turns a figure's runs into its merged rows, and
+:func:`remerge` does every figure of a results file, since the confidence level depends on how many verdicts
+the file holds.
+
+The method, in the order a reader meets it on the method page:
+
+- Ratio: each round pairs an implementation with cuBLAS (or a step with the row it is over) timed in the same
+  round; the figure's ratio is the median of those per-round ratios over every run, process and round.
+- Interval: a percentile bootstrap that resamples runs first, then processes within each chosen run, then
+  rounds within each chosen process (the three levels at which the clock moves). It is then widened, where
+  needed, to hold every run's own median: a figure never claims to be more precise than its runs agree.
+- Multiplicity: the file states many verdicts at once; each interval is taken at the Bonferroni level
+  1 - 0.05 / (number of verdicts), so that all of them hold together with 95% confidence.
+- Parity band: a step pays only when its whole interval lies above 1 + band, costs only when wholly below
+  1 - band, and is "parity" otherwise. The band is the larger of 1% and the run-to-run spread measured in the
+  file (the 90th percentile, over replicated rows, of half the range of their runs' medians), rounded up to
+  half a percent.
+- Efficiency: TFLOPS over the tensor-core peak at the SM clock sampled inside the row's timed kernels
+  (SMs x 4096 FLOP per clock); a row above 0.98, or a large-shape row of cuBLAS or the last two versions below
+  0.70, is flagged ``suspect``: its clock reading, not the GPU, is probably wrong.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import statistics
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from matmul_bench.aggregate import METHOD_VERSION  # runs of an older method are not merged with new ones
+from matmul_site import results, versions
+
+FAMILY_CONFIDENCE = 0.95
+MIN_BAND = 0.01
+BAND_STEP = 0.005
+RESAMPLES = 20000
+SEED = 20261201  # fixed: the same runs always give the same interval
+EFFICIENCY_CEILING = 0.98  # above this the clock reading must be wrong: no kernel sustains the peak
+EFFICIENCY_FLOOR = 0.70  # cuBLAS and the last versions at large shapes run well above this
+LARGE = 4096  # "large shape": every dimension at least this
+REPLICATED = 3  # runs a figure needs before its verdict counts as replicated
+PAYS, COSTS, PARITY = "pays", "costs", "parity"
+
+
+def bootstrap(runs: Sequence[Sequence[Sequence[float]]], confidence: float, *, seed: int = SEED) -> tuple[float, float]:
+    """Percentile interval of the median: resample runs, then processes within each, then rounds within each."""
+    runs = [[list(p) for p in run if len(p)] for run in runs]
+    runs = [run for run in runs if run]
+    if not runs:
+        raise ValueError("no samples")
+    n_runs, p_max = len(runs), max(len(run) for run in runs)
+    r_max = max(len(p) for run in runs for p in run)
+    values = np.full((n_runs, p_max, r_max), np.nan)
+    rounds = np.zeros((n_runs, p_max), dtype=int)
+    for r, run in enumerate(runs):
+        for p, process in enumerate(run):
+            values[r, p, : len(process)] = process
+            rounds[r, p] = len(process)
+    processes = np.array([len(run) for run in runs])
+    rng = np.random.default_rng(seed)
+    b = RESAMPLES
+    run_pick = rng.integers(0, n_runs, (b, n_runs))
+    proc_count = processes[run_pick]  # (b, n_runs)
+    proc_pick = np.floor(rng.random((b, n_runs, p_max)) * proc_count[..., None]).astype(int)
+    proc_used = np.arange(p_max) < proc_count[..., None]
+    round_count = rounds[run_pick[..., None], proc_pick]  # (b, n_runs, p_max)
+    round_pick = np.floor(rng.random((b, n_runs, p_max, r_max)) * np.maximum(round_count, 1)[..., None]).astype(int)
+    used = proc_used[..., None] & (np.arange(r_max) < round_count[..., None])
+    picked = values[run_pick[..., None, None], proc_pick[..., None], round_pick]
+    medians = np.nanmedian(np.where(used, picked, np.nan).reshape(b, -1), axis=1)
+    tail = (1.0 - confidence) / 2.0
+    return float(np.quantile(medians, tail)), float(np.quantile(medians, 1.0 - tail))
+
+
+def merged_interval(samples: Sequence[Sequence[Sequence[float]]], run_medians: Sequence[float],
+                    confidence: float) -> dict[str, float]:  # fmt: skip
+    """Median of every per-round ratio, and the runs-first interval widened to hold each run's median."""
+    pooled = [x for run in samples for process in run for x in process]
+    median = float(statistics.median(pooled))
+    low, high = bootstrap(samples, confidence)
+    return {"median": median, "low": min(low, median, *run_medians), "high": max(high, median, *run_medians)}
+
+
+def verdict(interval: dict[str, float], band: float) -> str:
+    """pays / costs only outside the parity band; parity otherwise."""
+    if interval["low"] > 1.0 + band:
+        return PAYS
+    if interval["high"] < 1.0 - band:
+        return COSTS
+    return PARITY
+
+
+def rotation(figure: dict[str, Any]) -> tuple[str, ...]:
+    """The implementations a figure's runs time together: what else runs in a rotation moves a ratio."""
+    return tuple(sorted(figure["runs"][-1]["rows"]))
+
+
+def efficiency(tflops: float, sm_clock_mhz: float | None, sm_count: int) -> float | None:
+    """TFLOPS over the dense fp16 tensor-core peak at that clock (SMs x 4096 FLOP per clock)."""
+    if not sm_clock_mhz:
+        return None
+    return tflops / (sm_count * 4096 * sm_clock_mhz * 1e6 / 1e12)
+
+
+def is_suspect(impl: str, shape: dict[str, int], value: float | None) -> bool:
+    """Whether a row's implied efficiency is outside what the hardware allows (see the module's docstring)."""
+    if value is None:
+        return False
+    if value > EFFICIENCY_CEILING:
+        return True
+    names = versions.names()
+    top = impl == results.CUBLAS or impl in names[-2:]
+    large = min(shape["m"], shape["n"], shape["k"]) >= LARGE
+    return top and large and value < EFFICIENCY_FLOOR
+
+
+def _median_of(values: list[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return float(statistics.median(present)) if present else None
+
+
+def merge_figure(figure: dict[str, Any], confidence: float, band: float, sm_count: int) -> dict[str, Any]:
+    """The figure's merged rows from its runs (the runs are kept whole, newest last)."""
+    runs = figure["runs"]
+    newest = runs[-1]
+    merged_rows: dict[str, Any] = {}
+    shape = figure["shape"]
+    for impl, last in newest["rows"].items():
+        rows = [run["rows"][impl] for run in runs]
+        latency = float(statistics.median(r["latency_ms"] for r in rows))
+        tflops = results.tflops(shape["m"], shape["n"], shape["k"], latency)
+        clock = _median_of([r.get("sm_clock_mhz") for r in rows])
+        row: dict[str, Any] = {
+            "latency_ms": latency,
+            "tflops": tflops,
+            "ratio_to_cublas": _merged(rows, "ratio_to_cublas", confidence),
+            "sm_clock_mhz": clock,
+            "power_w": _median_of([r.get("power_w") for r in rows]),
+            "config": copy.deepcopy(last["config"]),
+            "title": last["title"],
+        }
+        if impl != results.CUBLAS:
+            row["ratio_to_cublas"]["verdict"] = verdict(row["ratio_to_cublas"], band)
+        if last.get("step") is not None:
+            row["step"] = {"over": last["step"]["over"], **_merged(rows, "step", confidence)}
+            row["step"]["verdict"] = verdict(row["step"], band)
+        counters = next((r["counters"] for r in reversed(rows) if r.get("counters")), None)
+        if "counters" in last or counters:
+            row["counters"] = copy.deepcopy(counters)
+        if "kept" in last:
+            row["kept"] = last["kept"]
+        row["efficiency"] = efficiency(tflops, clock, sm_count)
+        row["suspect"] = is_suspect(impl, shape, row["efficiency"])
+        merged_rows[impl] = row
+    out = {key: value for key, value in figure.items() if key not in ("rows", "runs")}
+    out.update({key: newest[key] for key in ("run_id", "date", "git_commit", "rounds", "processes")})
+    out.update({key: newest[key] for key in ("warmup", "repeats", "log") if newest.get(key) is not None})
+    out["replicated"] = len(runs) >= REPLICATED
+    out["rows"] = merged_rows
+    out["runs"] = runs
+    return out
+
+
+def _merged(rows: list[dict[str, Any]], key: str, confidence: float) -> dict[str, float]:
+    """One merged interval; a figure whose runs lack their samples (one old run) keeps that run's interval."""
+    if any(key not in r for r in rows):
+        raise ValueError(f"every run of a figure needs {key!r}")
+    medians = [r[key]["median"] for r in rows]
+    samples = [r.get("samples", {}).get(key) for r in rows]
+    if len(rows) == 1 and samples[0] is None:
+        return {part: rows[0][key][part] for part in ("median", "low", "high")}
+    if any(s is None for s in samples):
+        raise ValueError(f"runs of one figure must all carry their per-round {key} samples to be merged")
+    return merged_interval(samples, medians, confidence)
+
+
+def figures(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every figure of a results file: the ladder, then the sweep's, then the steps'."""
+    return [f for f in [data.get("ladder"), *data.get("sweep", []), *data.get("steps", [])] if f]
+
+
+def verdict_count(data: dict[str, Any]) -> int:
+    """How many verdicts the file states: each step, and each non-cuBLAS row against cuBLAS."""
+    count = 0
+    for figure in figures(data):
+        for impl, row in figure["runs"][-1]["rows"].items():
+            count += (impl != results.CUBLAS) + (row.get("step") is not None)
+    return count
+
+
+def parity_band(data: dict[str, Any]) -> float:
+    """At least 1%; more where replicated rows' runs disagree more (see the module's docstring)."""
+    spreads = []
+    for figure in figures(data):
+        if len(figure["runs"]) < 2:
+            continue
+        for impl in figure["runs"][-1]["rows"]:
+            for key in ("ratio_to_cublas", "step"):
+                medians = [run["rows"][impl][key]["median"] for run in figure["runs"] if key in run["rows"][impl]]
+                if len(medians) >= 2 and not (impl == results.CUBLAS and key == "ratio_to_cublas"):
+                    spreads.append((max(medians) - min(medians)) / 2.0)
+    if not spreads:
+        return MIN_BAND
+    spreads.sort()
+    q90 = spreads[min(len(spreads) - 1, math.ceil(0.9 * len(spreads)) - 1)]
+    return max(MIN_BAND, math.ceil(q90 / BAND_STEP - 1e-9) * BAND_STEP)
+
+
+def remerge(data: dict[str, Any]) -> dict[str, Any]:
+    """Every figure's merged rows recomputed, at the level and band the whole file calls for."""
+    data = copy.deepcopy(data)
+    count = max(1, verdict_count(data))
+    confidence = 1.0 - (1.0 - FAMILY_CONFIDENCE) / count
+    band = parity_band(data)
+    sm_count = data["gpu"]["sm_count"]
+    if data.get("ladder"):
+        data["ladder"] = merge_figure(data["ladder"], confidence, band, sm_count)
+    for section in ("sweep", "steps"):
+        data[section] = [merge_figure(f, confidence, band, sm_count) for f in data.get(section, [])]
+    data["method"]["verdicts"] = {
+        "count": count,
+        "family_confidence": FAMILY_CONFIDENCE,
+        "confidence_each": confidence,
+        "parity_band": band,
+        "band_floor": MIN_BAND,
+        "replicated_runs": REPLICATED,
+    }
+    return data
+
+
+def merge_file(existing: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
+    """A new record folded into the file: provenance and try-its as results.merge does, each new run joining
+    the figure it measures again; then every figure merged anew."""
+    merged = results.merge(existing, new)
+    if existing is not None:
+        old = {key: figure for key, figure in _keyed(existing)}
+        for section, index, figure in _places(merged):
+            key = _key(section, figure)
+            fresh = _find(new, section, key)
+            if fresh is not None and key in old:
+                joined = add_run(old[key], fresh)
+                if section == "ladder":
+                    merged["ladder"] = joined
+                else:
+                    merged[section][index] = joined
+    return remerge(merged)
+
+
+def _key(section: str, figure: dict[str, Any]) -> tuple[Any, ...]:
+    shape = (figure["shape"]["m"], figure["shape"]["n"], figure["shape"]["k"])
+    return (section, figure.get("after"), figure.get("title"), shape) if section == "steps" else (section, shape)
+
+
+def _places(data: dict[str, Any]) -> list[tuple[str, int, dict[str, Any]]]:
+    found = [("ladder", 0, data["ladder"])] if data.get("ladder") else []
+    return found + [(s, i, f) for s in ("sweep", "steps") for i, f in enumerate(data.get(s, []))]
+
+
+def _keyed(data: dict[str, Any]) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+    return [(_key(section, figure), figure) for section, _, figure in _places(data)]
+
+
+def _find(data: dict[str, Any], section: str, key: tuple[Any, ...]) -> dict[str, Any] | None:
+    return next((f for s, _, f in _places(data) if s == section and _key(s, f) == key), None)
+
+
+def add_run(existing: dict[str, Any] | None, new_figure: dict[str, Any]) -> dict[str, Any]:
+    """A new run joins the figure it measures again (same rotation, same method); else it starts a new one."""
+    run = new_figure["runs"][0]
+    if (
+        existing is not None
+        and rotation(existing) == rotation(new_figure)
+        and all(r.get("method") == METHOD_VERSION for r in existing["runs"])
+    ):
+        return {**copy.deepcopy(existing), "runs": [*copy.deepcopy(existing["runs"]), copy.deepcopy(run)]}
+    return copy.deepcopy(new_figure)

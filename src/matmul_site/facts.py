@@ -1,0 +1,273 @@
+"""The facts a page may state, by name: ``:fact:`v7.ratio``` in a page prints V7's ratio to cuBLAS.
+
+Each fact is defined once below: its name, what it shows (the writers' page, docs/writing.rst, prints
+this), and how it is printed. A name is ``subject.what``; a family of facts has a placeholder in it:
+
+- ``{version}``: a version (``v0``, ``v1``, ...) or ``cublas``, as measured in the ladder;
+- ``{impl}``: a row of the sweep (a version, ``cublas``, ``torch-compile-max-autotune``);
+- ``{shape}``: a problem size, ``4096`` for 4096³ or ``16384x8192x1024``;
+- ``{row}``: a row of a steps run, by its name in the results file (``v6-rows-sw16``, ``try-v2-s4``),
+  with ``@{shape}`` where runs at several shapes hold that name (``v7-streamk@4096``);
+- ``{edit}``: a chapter's try-it edit, ``{version}-{name}`` (``v5-release-before-wait``).
+
+A value the file does not hold prints "not measured yet". Tables and charts are facts too, placed by
+the ``fact`` directive (:mod:`matmul_site.sphinx.fact_blocks`). Torch-free and docutils-free.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from matmul_site import numfmt, results, versions
+from matmul_site.numfmt import NOT_MEASURED, unit_text
+
+Data = dict[str, Any] | None
+PLACEHOLDERS = {
+    "version": r"v\d+|cublas",
+    "impl": r"[a-z][\w-]*",
+    "shape": r"\d+(?:x\d+x\d+)?",
+    "row": r"(?!(?:v\d+|cublas)\.)[a-z][\w-]*(?:@\d+(?:x\d+x\d+)?)?",
+    "edit": r"v\d+-[\w-]+",
+}
+
+
+# A role or directive, not an example of one in ``literal text``.
+USES = re.compile(r"(?<!``):fact:`([^`]+)`|^[ \t]*\.\. fact:: (\S+)", re.M)
+
+
+class Missing(LookupError):
+    """The file does not hold this value (yet): the page prints "not measured yet"."""
+
+
+class UnknownFact(KeyError):
+    """A name that no fact below defines."""
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One fact, or one family of facts: its name (with placeholders), what it prints, and how."""
+
+    name: str
+    doc: str
+    render: Callable[..., str]
+    pattern: re.Pattern[str]
+
+
+def pattern_of(name: str) -> re.Pattern[str]:
+    """A fact name with placeholders as a regular expression: "{version}.ms" matches "v3.ms"."""
+    parts = re.split(r"\{(\w+)\}", name)
+    body = "".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>{PLACEHOLDERS[p]})" for i, p in enumerate(parts))
+    return re.compile(body)
+
+
+FACTS: list[Fact] = []
+
+
+def fact(name: str, doc: str, render: Callable[..., str]) -> None:
+    """Define the fact ``name``: ``render(data, **placeholders)`` prints it; ``doc`` is what the writers' page says."""
+    FACTS.append(Fact(name, doc, render, pattern_of(name)))
+
+
+def find(name: str) -> tuple[Fact, dict[str, str]]:
+    """The fact a name refers to, and the values of its placeholders; UnknownFact when there is none."""
+    for found in FACTS:
+        match = found.pattern.fullmatch(name)
+        if match:
+            return found, match.groupdict()
+    raise UnknownFact(f"no fact is called {name!r}; docs/writing.rst lists them")
+
+
+def render(name: str, data: Data) -> str:
+    """The text of ``:fact:`name```: the value as the site prints it, or "not measured yet"."""
+    found, args = find(name)
+    try:
+        return found.render(data, **args) if data is not None else NOT_MEASURED
+    except Missing:
+        return NOT_MEASURED
+
+
+def names_in(text: str) -> list[str]:
+    """The name of every ``:fact:`` role and ``fact`` directive in a piece of reStructuredText."""
+    return [role or directive for role, directive in USES.findall(text)]
+
+
+# ---------------------------------------------------------------------------- where values come from
+
+
+def need(value: Any) -> Any:
+    if value is None:
+        raise Missing
+    return value
+
+
+def shape_of(token: str) -> tuple[int, int, int]:
+    """A shape as facts name it: "4096" is 4096³, "16384x8192x1024" is itself."""
+    sizes = tuple(int(s) for s in token.split("x"))
+    return sizes * 3 if len(sizes) == 1 else sizes  # type: ignore[return-value]
+
+
+def ladder_row(data: Data, version: str) -> dict[str, Any]:
+    return need(results.ladder_row(data, version))
+
+
+def steps_row(data: Data, row: str) -> dict[str, Any]:
+    name, _, shape = row.partition("@")
+    return need(results.steps_row(data, name, shape_of(shape) if shape else None))[1]
+
+
+def counter(row: dict[str, Any], name: str, kind: str) -> str:
+    value = (row.get("counters") or {}).get(name)
+    if value is not None:
+        value = value / 1e6 if kind == "mb" else int(value) if kind == "count" else value
+    return unit_text(kind, value)
+
+
+def tryit_entry(data: Data, edit: str) -> dict[str, Any]:
+    version, _, name = edit.partition("-")
+    found = [e for e in results.tryit_entries(data, version) if e["name"] == name]
+    return need(found[0] if found else None)
+
+
+def peak_at_clock(data: Data, row: dict[str, Any]) -> float:
+    return results.peak_tflops_at(data, need(row.get("sm_clock_mhz")))
+
+
+def ladder_verdicts(data: Data, rule: str) -> str:
+    need(results.ladder(data))
+    chosen = [versions.label(i) for i, step in results.ladder_steps(data) if results.verdict(step) == rule]
+    return ", ".join(chosen) or "none"
+
+
+def sweep_counts(data: Data, impl: str) -> str:
+    found = [results.verdict(r["rows"][impl]["ratio_to_cublas"]) for r in results.sweep_runs(data) if impl in r["rows"]]
+    counts = {rule: need(found or None).count(rule) for rule in (results.COSTS, results.PARITY, results.PAYS)}
+    return (
+        f"behind cuBLAS at {counts[results.COSTS]} of {len(found)} shapes, at parity at "
+        f"{counts[results.PARITY]}, ahead at {counts[results.PAYS]}"
+    )
+
+
+def attempt(row: dict[str, Any]) -> str:
+    step = need(row.get("step"))
+    words, _, ratio = numfmt.step_text(step).partition(": ")
+    return f"{words} over {versions.label(step['over'])}: {ratio}; {'kept' if row.get('kept') else 'not kept'}"
+
+
+def outcome_text(entry: dict[str, Any]) -> str:
+    """What an edit did: "exact in all 5 checks (...)", "wrong in 2 of 5 checks (...): ...", "hangs: ..."."""
+    checks, outcome = entry["checks"], entry["outcome"]
+    per_shape: dict[str, int] = {}
+    for check in checks:
+        per_shape[numfmt.shape_text(check["shape"])] = per_shape.get(numfmt.shape_text(check["shape"]), 0) + 1
+    where = ", ".join(f"{n} at {shape}" for shape, n in per_shape.items())
+    if outcome == "exact":
+        return f"exact in all {len(checks)} checks ({where})"
+    if outcome != "wrong":
+        return f"{outcome}: {entry['error']}"
+    wrong = [c for c in checks if c["bad"]]
+    worst = max(wrong, key=lambda c: c["bad"])
+    still = f", {worst['nonfinite']:,} of them still NaN or inf" if worst["nonfinite"] else ""
+    errors = [c["max_abs_err"] for c in wrong if c["max_abs_err"] is not None]
+    largest = f"; largest finite error {max(errors):.3g}" if errors else ""
+    return (
+        f"wrong in {len(wrong)} of {len(checks)} checks ({where}): up to {worst['bad']:,} of "
+        f"{worst['shape']['m'] * worst['shape']['n']:,} elements outside tolerance{still}{largest}"
+    )
+
+
+def ladder_fact(what: str, doc: str, value: Callable[[Data, dict[str, Any]], str]) -> None:
+    fact(f"{{version}}.{what}", doc, lambda d, version: value(d, ladder_row(d, version)))
+
+
+def steps_fact(what: str, doc: str, value: Callable[[dict[str, Any]], str]) -> None:
+    fact(f"{{row}}.{what}", doc, lambda d, row: value(steps_row(d, row)))
+
+
+def tryit_fact(what: str, doc: str, value: Callable[[dict[str, Any]], str]) -> None:
+    fact(f"{{edit}}.{what}", doc, lambda d, edit: value(tryit_entry(d, edit)))
+
+
+# ---------------------------------------------------------------------------- the vocabulary
+# fmt: off
+fact("gpu.sm_count", "How many SMs the benchmark GPU has.", lambda d: str(d["gpu"]["sm_count"]))
+fact("gpu.peak", "The datasheet's dense FP16 tensor-core peak.",
+     lambda d: f"{need(d['gpu'].get('published_dense_fp16_tflops')):.1f} TFLOPS")
+fact("gpu.power_limit", "The board's power limit.", lambda d: unit_text("watts", d["gpu"].get("power_limit_w")))
+fact("method.verdict_count", "How many verdicts the results file states (the Bonferroni family).",
+     lambda d: f"{need((d['method'].get('verdicts') or {}).get('count')):,}")
+fact("method.confidence_each", "The confidence level of each interval: 1 - 0.05 / the number of verdicts.",
+     lambda d: f"{100 * need((d['method'].get('verdicts') or {}).get('confidence_each')):.2f}%")
+fact("method.family_confidence", "The confidence with which all of the file's verdicts hold together.",
+     lambda d: f"{100 * need((d['method'].get('verdicts') or {}).get('family_confidence')):.0f}%")
+fact("method.band_floor", "The smallest parity band the method allows, whatever the runs' spread.",
+     lambda d: f"{100 * need((d['method'].get('verdicts') or {}).get('band_floor')):.0f}%")
+fact("method.parity_band", "The parity band: a step pays or costs only outside 1 ± this.",
+     lambda d: f"±{100 * need((d['method'].get('verdicts') or {}).get('parity_band')):.1f}%")
+fact("ladder.runs", "The independent runs the ladder rests on: how many, and their ids.",
+     lambda d: f"{len(need(d.get('ladder'))['runs'])} runs ("
+     + ", ".join(r["run_id"] for r in d["ladder"]["runs"]) + ")")
+fact("problem.shape", "The ladder's problem size, M×N×K.", lambda d: numfmt.shape_text(d["problem"]))
+fact("ladder.rounds", "How many interleaved rounds the ladder's run timed.",
+     lambda d: str(need(results.ladder(d))["rounds"]))
+fact("ladder.processes", "In how many fresh processes those rounds ran.",
+     lambda d: str(need(results.ladder(d))["processes"]))
+for _rule in (results.PAYS, results.PARITY, results.COSTS):
+    fact(f"ladder.{_rule}", f'The versions whose step {numfmt.STEP_WORDS[_rule]}: "V1, V2" or "none".',
+         lambda d, rule=_rule: ladder_verdicts(d, rule))
+
+# A version, or cuBLAS, in the ladder.
+ladder_fact("tflops", "Its throughput: TFLOPS from the median latency.", lambda d, r: unit_text("tflops", r["tflops"]))
+ladder_fact("ms", "Its median latency.", lambda d, r: unit_text("ms", r["latency_ms"]))
+ladder_fact("ratio", "Its speed over the same run's cuBLAS, with the interval.",
+            lambda d, r: numfmt.ratio_text(r["ratio_to_cublas"]))
+ladder_fact("vs_cublas", 'That ratio by the rule: "is ahead of", "behind" or "at parity with cuBLAS", then the ratio.',
+            lambda d, r: numfmt.vs_cublas_text(r["ratio_to_cublas"]))
+ladder_fact("step", 'Its step over the previous version: "pays", "costs" or "is at parity", then the ratio.',
+            lambda d, r: numfmt.step_text(need(r.get("step"))))
+ladder_fact("sm_clock", "The median SM clock in its timed windows.",
+            lambda d, r: unit_text("mhz", r.get("sm_clock_mhz")))
+ladder_fact("power", "The median board power in its timed windows.", lambda d, r: unit_text("watts", r.get("power_w")))
+ladder_fact("peak_at_clock", "The tensor cores' peak at that clock: SMs × 4096 FLOP per clock × the clock.",
+            lambda d, r: unit_text("tflops", peak_at_clock(d, r)))
+ladder_fact("peak_fraction", "Its throughput as a share of the peak at its clock.",
+            lambda d, r: unit_text("pct", 100 * r["tflops"] / peak_at_clock(d, r)))
+ladder_fact("datasheet_fraction", "Its throughput as a share of the datasheet's peak.",
+            lambda d, r: unit_text("pct", 100 * r["tflops"] / need(d["gpu"].get("published_dense_fp16_tflops"))))
+ladder_fact("config", 'The tuned configuration it ran, as "block_m=..., block_n=..., ...".',
+            lambda d, r: numfmt.config_text(r["config"]))
+ladder_fact("tensor_pipe", "Nsight Compute: the share of active cycles with the tensor pipe active.",
+            lambda d, r: counter(r, "tensor_pipe_pct", "pct"))
+ladder_fact("dram_throughput", "Nsight Compute: DRAM throughput as a share of its peak.",
+            lambda d, r: counter(r, "dram_throughput_pct", "pct"))
+
+# The sweep.
+fact("{impl}.sweep", "At how many of the sweep's shapes it is behind, at parity with, ahead of cuBLAS.", sweep_counts)
+fact("{impl}.sweep_{shape}", "Its ratio to cuBLAS in the sweep's run at that shape, by the rule.",
+     lambda d, impl, shape: numfmt.vs_cublas_text(need(results.sweep_row(d, impl, shape_of(shape)))["ratio_to_cublas"]))
+
+# A row of a steps run.
+steps_fact("step", "Its step over its run's baseline, by the rule.", lambda r: numfmt.step_text(need(r.get("step"))))
+steps_fact("attempt", 'The step as a tried change: "pays over v6-rows: " and the ratio, then "kept" or "not kept".',
+           attempt)
+steps_fact("ratio", "Its speed over its run's cuBLAS, with the interval.",
+           lambda r: numfmt.ratio_text(r["ratio_to_cublas"]))
+steps_fact("sm_clock", "The median SM clock in its timed windows.", lambda r: unit_text("mhz", r.get("sm_clock_mhz")))
+steps_fact("dram_read", "Nsight Compute: bytes read from DRAM.", lambda r: counter(r, "dram_read_bytes", "mb"))
+steps_fact("l2_hit", "Nsight Compute: the L2 hit rate.", lambda r: counter(r, "l2_hit_pct", "pct"))
+steps_fact("smem_wavefronts", "Nsight Compute: shared-memory store wavefronts.",
+           lambda r: counter(r, "smem_store_wavefronts", "count"))
+steps_fact("smem_conflicts", "Nsight Compute: of those, the ones bank conflicts caused.",
+           lambda r: counter(r, "smem_store_bank_conflicts", "count"))
+
+# A try-it edit.
+tryit_fact("outcome", 'What the edit did on the GPU, checked against float64: "exact in all ... checks", '
+                      '"wrong in ...", "hangs: ...".', outcome_text)
+tryit_fact("result", "That outcome in a word or two: exact, wrong, hangs, does not build, crashes.",
+           lambda e: e["outcome"])
+tryit_fact("checks", "How many checks ran.", lambda e: str(len(e["checks"])))
+tryit_fact("wrong_checks", "In how many of them some element was outside tolerance.",
+           lambda e: str(sum(1 for c in e["checks"] if c["bad"])))
+# fmt: on

@@ -1,0 +1,53 @@
+"""The files of the charts that the plot directive draws, and when they must be drawn again.
+
+Each chart is drawn once per build, by matplotlib's plot directive, which saves the one figure in
+every format of ``plot_formats``: the SVG that the page shows and a PNG that the link previews
+(:mod:`matmul_site.sphinx.link_preview`) and the gallery's cards
+(:mod:`matmul_site.sphinx.kernel_source`) reuse. :func:`chart_png` says where that PNG is.
+
+The plot directive redraws a chart only when its image is older than its script; it does not know
+that the script reads the results file. So at the start of a build every chart image older than the
+results file is deleted, and the pages that show it, which depend on the results file
+(:mod:`matmul_site.sphinx.results_nodes`), draw it afresh when they are read again.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from sphinx.application import Sphinx
+
+from matmul_site import paths
+
+
+def plot_build_dir(app: Sphinx) -> Path:
+    """Where the plot directive saves the images of the scripts in plots/.
+
+    matplotlib's ``plot_directive.run`` puts them in ``plot_directive/`` beside the doctree folder, under the
+    script's folder relative to the configuration directory (``build_dir`` there).
+    """
+    return Path(app.doctreedir).parent / "plot_directive" / os.path.relpath(paths.PLOTS_DIR, app.confdir)
+
+
+def chart_png(app: Sphinx, chart: str) -> Path:
+    """The PNG of ``plots/<chart>.py`` that the plot directive drew in this or an earlier build (it may not exist)."""
+    return plot_build_dir(app) / f"{chart}.png"
+
+
+def forget_charts_older_than_the_results(app: Sphinx) -> None:
+    """Delete the chart images that are older than the results file, so that the plot directive draws them again."""
+    results_file = paths.results_file()
+    folder = plot_build_dir(app)
+    if results_file is None or not folder.is_dir():
+        return
+    newest_data = results_file.stat().st_mtime
+    for image in folder.iterdir():
+        if image.suffix != ".py" and image.stat().st_mtime < newest_data:
+            image.unlink()
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    app.connect("builder-inited", forget_charts_older_than_the_results)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,118 @@
+"""The packages under src/ are cut at seams: no import cycles, and no private name used across modules.
+
+Every import counts, at the top of a module or inside a function: a deferred import hides a cycle
+from Python, not from a reader.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parent.parent / "src"
+
+
+def modules(root: Path) -> dict[str, Path]:
+    """Dotted name -> file of every module of the packages under ``root``."""
+    found = {}
+    for path in root.glob("*/**/*.py"):
+        parts = path.relative_to(root).with_suffix("").parts
+        found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+def imports(name: str, path: Path, known: dict[str, Path]) -> Iterator[tuple[str, str | None]]:
+    """(module imported, name taken from it or None) for each project import in one module."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            yield from ((a.name, None) for a in node.names if a.name in known)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative: from . import x, from .x import y
+                base = ".".join(
+                    [*package.split(".")[: len(package.split(".")) - node.level + 1], *filter(None, [base])]
+                )
+            for alias in node.names:
+                if f"{base}.{alias.name}" in known:
+                    yield f"{base}.{alias.name}", None
+                elif base in known:
+                    yield base, alias.name
+
+
+def graph(root: Path) -> dict[str, set[str]]:
+    known = modules(root)
+    return {name: {m for m, _ in imports(name, path, known) if m != name} for name, path in known.items()}
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """One cycle per strongly connected group of modules (Tarjan), as a list of its modules."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in sorted(edges.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                top = stack.pop()
+                group.append(top)
+                if top == node:
+                    break
+            if len(group) > 1 or node in edges.get(node, ()):
+                found.append(sorted(group))
+
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def private_imports(root: Path) -> list[str]:
+    """Each use of a ``_private`` name of one project module by another: imported, or read as an attribute."""
+    known = modules(root)
+    found = []
+    for name, path in known.items():
+        pairs = list(imports(name, path, known))
+        aliases = {m.rpartition(".")[2]: m for m, taken in pairs if taken is None}
+        found += [f"{name}: from {m} import {t}" for m, t in pairs if t and t.startswith("_") and m != name]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in aliases
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+            ):
+                found.append(f"{name}: {aliases[node.value.id]}.{node.attr}")
+    return found
+
+
+def test_src_packages_have_no_import_cycles() -> None:
+    assert graph(SRC), "no modules found under src/"
+    assert cycles(graph(SRC)) == []
+
+
+def test_no_private_name_is_used_across_modules() -> None:
+    assert private_imports(SRC) == []
+
+
+def test_the_checks_find_a_cycle_and_a_private_import(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("from pkg import b\n\ndef f():\n    return b._helper()\n")
+    (package / "b.py").write_text("def g():\n    from pkg.a import f\n    return f()\n\ndef _helper():\n    pass\n")
+    (package / "c.py").write_text("from pkg.b import _helper\n")
+    assert cycles(graph(tmp_path)) == [["pkg.a", "pkg.b"]]
+    assert sorted(private_imports(tmp_path)) == ["pkg.a: pkg.b._helper", "pkg.c: from pkg.b import _helper"]

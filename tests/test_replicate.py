@@ -1,0 +1,113 @@
+"""Verdicts that replicate: independent runs merge into one figure whose interval holds every run's median.
+
+The fake GPU (matmul_bench.fake) drives whole records on the CPU; the recorded file is held to the same rule.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from pathlib import Path
+
+import pytest
+from test_benchmark import fake
+
+from matmul_bench import machine, replicate
+from matmul_site import results
+
+
+def test_a_second_record_adds_a_run_to_each_figure_it_measures_again(tmp_path: Path) -> None:
+    for _ in range(3):
+        assert fake(tmp_path, "--ladder", "--sweep", "--sweep-shapes", "4096x4096x4096") == 0
+    data = results.load(tmp_path / "res" / "nvidia-h200.json")
+    assert [len(f["runs"]) for f in replicate.figures(data)] == [3, 3]
+    assert data["ladder"]["replicated"] and data["method"]["verdicts"]["parity_band"] >= replicate.MIN_BAND
+    for figure in replicate.figures(data):
+        for impl, row in figure["rows"].items():
+            for run in figure["runs"]:
+                assert row["ratio_to_cublas"]["low"] <= run["rows"][impl]["ratio_to_cublas"]["median"]
+                assert run["rows"][impl]["ratio_to_cublas"]["median"] <= row["ratio_to_cublas"]["high"]
+
+
+def test_a_run_of_another_rotation_starts_the_figure_anew(tmp_path: Path) -> None:
+    assert fake(tmp_path, "--ladder") == 0
+    assert fake(tmp_path, "--ladder", "--versions", "v3", "--out", str(tmp_path / "res" / "nvidia-h200.json")) == 0
+    data = results.load(tmp_path / "res" / "nvidia-h200.json")
+    assert len(data["ladder"]["runs"]) == 1 and set(data["ladder"]["rows"]) == {"v3", "cublas"}
+
+
+def test_validation_fails_when_one_run_s_median_leaves_the_merged_interval(tmp_path: Path) -> None:
+    for _ in range(2):
+        assert fake(tmp_path, "--ladder") == 0
+    data = results.load(tmp_path / "res" / "nvidia-h200.json")
+    results.validate(data)
+    broken = copy.deepcopy(data)
+    ratio = broken["ladder"]["runs"][0]["rows"]["v3"]["ratio_to_cublas"]
+    ratio.update(median=ratio["median"] * 1.5, high=ratio["median"] * 1.6)
+    with pytest.raises(results.ResultsError, match=r"runs\[0\]\.rows\.v3\.ratio_to_cublas\.median.*outside the merged"):
+        results.validate(broken)
+
+
+def test_the_recorded_file_holds_every_run_s_median_inside_its_figure_s_interval() -> None:
+    data = results.load_default()
+    assert data is not None
+    results.validate(data)  # the containment check is part of the schema (see the test above)
+    checked = sum(len(f["runs"]) * len(f["rows"]) for f in replicate.figures(data))
+    assert checked > 0
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "word"),
+    [(1.011, 1.03, "pays"), (1.005, 1.03, "parity"), (0.95, 0.989, "costs"), (0.95, 0.995, "parity")],
+)
+def test_a_step_pays_or_costs_only_outside_the_parity_band(low: float, high: float, word: str) -> None:
+    assert replicate.verdict({"median": (low + high) / 2, "low": low, "high": high}, 0.01) == word
+
+
+def test_the_bonferroni_level_tightens_with_the_number_of_verdicts() -> None:
+    data = results.load_default()
+    assert data is not None
+    count = data["method"]["verdicts"]["count"]
+    assert count == replicate.verdict_count(data) > 10
+    assert data["method"]["verdicts"]["confidence_each"] == pytest.approx(1 - 0.05 / count)
+
+
+def test_the_runs_first_interval_is_wider_when_runs_disagree_than_when_they_agree() -> None:
+    agree = [[[1.00, 1.01, 0.99, 1.00]] * 2] * 3
+    disagree = [[[x + shift for x in (1.00, 1.01, 0.99, 1.00)]] * 2 for shift in (-0.03, 0.0, 0.03)]
+    low_a, high_a = replicate.bootstrap(agree, 0.95)
+    low_d, high_d = replicate.bootstrap(disagree, 0.95)
+    assert high_d - low_d > 2 * (high_a - low_a)
+
+
+def test_a_clock_reading_counts_only_inside_a_timed_kernel() -> None:
+    readings = iter([(1965.0, 100.0), (1755.0, 690.0), (1980.0, 120.0)])
+    sampler = machine.WindowSampler(lambda: next(readings), interval_s=10.0)  # only the reads below happen
+    with sampler.window("v7"):
+        sampler._take()  # noqa: SLF001  (an idle GPU before the kernels start)
+        began = time.perf_counter()
+        sampler._take()  # noqa: SLF001  (inside the kernel)
+        ended = time.perf_counter()
+    clocks, power = sampler.take("v7", [(began, ended)])
+    sampler.close()
+    assert (clocks, power) == ([1755.0], [690.0])
+
+
+def test_an_efficiency_above_the_peak_at_the_sampled_clock_marks_the_row_suspect() -> None:
+    shape = {"m": 8192, "n": 8192, "k": 8192}
+    # cuBLAS at 663 TFLOPS "at 1965 MHz" (62% of that clock's peak) and a row above the peak are both suspect.
+    assert replicate.is_suspect("cublas", shape, replicate.efficiency(663.0, 1965.0, 132))
+    assert replicate.is_suspect("v0", shape, replicate.efficiency(700.0, 1200.0, 132))
+    assert not replicate.is_suspect("cublas", shape, replicate.efficiency(663.0, 1425.0, 132))
+    assert replicate.efficiency(663.0, None, 132) is None
+
+
+def test_a_record_from_a_dirty_tree_goes_to_a_draft_the_site_does_not_show(tmp_path: Path, monkeypatch) -> None:
+    from matmul_bench import runner
+
+    monkeypatch.setattr(runner, "DRAFT_DIR", tmp_path / "draft")
+    monkeypatch.setattr(runner.paths, "RESULTS_DIR", tmp_path / "res")
+    assert fake(tmp_path, "--ladder", "--versions", "v3", "--git-commit", "abc1234-dirty",
+                "--out", str(tmp_path / "res" / "nvidia-h200.json")) == 0  # fmt: skip
+    assert (tmp_path / "draft" / "nvidia-h200.json").exists()
+    assert not (tmp_path / "res" / "nvidia-h200.json").exists()
