@@ -74,8 +74,8 @@ COMPARISONS_CITED = {
         "v7@16384x8192x1024.step",
         "v7-streamk@4096.step",
     ],
-    "index.rst": [f"{LAST}.vs_cublas", "ladder.pays", "ladder.parity", "ladder.costs", f"{LAST}.sweep"],
-    "steps.rst": [f"{LAST}.vs_cublas", "ladder.pays", "ladder.parity", "ladder.costs", f"{LAST}.sweep"],
+    "index.rst": ["latest.vs_cublas", "ladder.pays", "ladder.parity", "ladder.costs", "latest.sweep"],
+    "steps.rst": ["latest.vs_cublas", "ladder.pays", "ladder.parity", "ladder.costs", "latest.sweep"],
 }
 
 
@@ -539,7 +539,7 @@ def test_each_chapter_states_its_step_by_the_rule(which: str, site: Path, flippe
         assert expected in words(built / "chapters" / f"v{n}.html"), expected
         assert facts.render(f"v{n}.step", data).startswith(numfmt.STEP_WORDS[results.verdict(step)])
     ladder = words(built / "index.html")
-    assert f"in the same run it {facts.render(f'{LAST}.vs_cublas', data)}" in ladder
+    assert f"in the same rounds it {facts.render('latest.vs_cublas', data)}" in ladder
     for word, rule in (("pay at this size are", results.PAYS), ("cost:", results.COSTS)):
         chosen = [
             f"V{n}" for n in range(1, len(CHAPTERS)) if results.verdict(data["ladder"]["rows"][f"v{n}"]["step"]) == rule
