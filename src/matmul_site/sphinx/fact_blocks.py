@@ -248,16 +248,28 @@ def _(d: SphinxDirective, data: Data, version: str) -> list[nodes.Node]:
 # ---------------------------------------------------------------------------- charts
 
 
-def chart(d: SphinxDirective, script: str, ready: bool, caption: str, missing: str) -> list[nodes.Node]:
-    """A chart from plots/ through the plot directive, captioned from the file; or plain words when unmeasured."""
-    if not (paths.PLOTS_DIR / script).is_file():
+def chart(
+    d: SphinxDirective, script: str, ready: bool, caption: str, missing: str, code: str | None = None
+) -> list[nodes.Node]:
+    """A chart through the plot directive, captioned from the file; or plain words when unmeasured.
+
+    ``script`` names a file in plots/; with ``code`` the chart is that code instead (a version's chart, one line
+    by convention), and ``script``'s stem names its images, as a file's would.
+    """
+    if code is None and not (paths.PLOTS_DIR / script).is_file():
         raise d.error(f"{d.arguments[0]}: plots/{script} does not exist")
-    d.env.note_dependency(str(paths.PLOTS_DIR / script))
+    if code is None:
+        d.env.note_dependency(str(paths.PLOTS_DIR / script))
     if not ready:
         return [pending(missing)]
     caption = "".join("\\" + c if c in "\\*`|_" else c for c in caption)
     alt = d.options.get("alt", f"Chart drawn by plots/{script} from the results file")
-    lines = [f".. plot:: {script}", f"   :alt: {alt}", f"   :caption: {caption}", ""]
+    if code is None:
+        lines = [f".. plot:: {script}", f"   :alt: {alt}", f"   :caption: {caption}", ""]
+    else:
+        prefix = script.removesuffix(".py")
+        lines = [".. plot::", f"   :alt: {alt}", f"   :caption: {caption}", f"   :filename-prefix: {prefix}", ""]
+        lines += [f"   {line}" for line in code.splitlines()] + [""]
     container = nodes.container(classes=["results-chart"])
     d.state.nested_parse(StringList(lines, source=d.get_source_info()[0]), d.content_offset, container)
     return [container]
@@ -269,7 +281,8 @@ def _(d: SphinxDirective, data: Data, version: str) -> list[nodes.Node]:
     data, rerun_on = rerun.ladder_for(version, data)
     missing = f"{versions.label(version)} is not measured yet, so its chart is not drawn: {NOT_MEASURED}."
     ready = results.ladder_row(data, version) is not None
-    return chart(d, f"plot_{version}.py", ready, captions.ladder_caption(data, rerun_on=rerun_on), missing)
+    code = versions.get(version).chart_code  # by convention: no chart script per version
+    return chart(d, f"plot_{version}.py", ready, captions.ladder_caption(data, rerun_on=rerun_on), missing, code)
 
 
 @block("ladder.chart")
