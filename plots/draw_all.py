@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import runpy
 import subprocess
 import sys
 from pathlib import Path
@@ -36,24 +35,25 @@ try:
     import matplotlib.pyplot as plt
 
     from matmul_site import charts as chartlib
-    from matmul_site import paths
+    from matmul_site import paths, versions
 except ImportError as missing:
     sys.exit(f"cannot draw the charts ({missing}): {MISSING_STACK.format(root=ROOT)}")
 
 
-def scripts() -> list[Path]:
-    """Every chart script, in a stable order."""
-    return sorted(PLOTS.glob("plot_*.py"))
+def scripts() -> dict[str, str]:
+    """Every chart by name, with the code that draws it: the scripts here, then each version's chart (by convention)."""
+    found = {path.stem: path.read_text(encoding="utf-8") for path in sorted(PLOTS.glob("plot_*.py"))}
+    return found | {version.chart_name: version.chart_code for version in versions.all_versions()}
 
 
-def draw(script: Path, out_dir: Path) -> Path:
-    """Run one chart script as the plot directive does and save its figure as <out_dir>/<stem>.svg."""
+def draw(name: str, out_dir: Path) -> Path:
+    """Run one chart's code as the plot directive does and save its figure as <out_dir>/<name>.svg."""
     plt.close("all")
-    runpy.run_path(str(script), run_name=script.stem)
+    exec(compile(scripts()[name], name, "exec"), {"__name__": name})  # noqa: S102  (our own chart code)
     figures = [plt.figure(num) for num in plt.get_fignums()]
     if len(figures) != 1:
-        raise RuntimeError(f"{script.name} drew {len(figures)} figures; a chart script draws exactly one")
-    return chartlib.save(figures[0], out_dir / f"{script.stem}.svg")
+        raise RuntimeError(f"{name} drew {len(figures)} figures; a chart draws exactly one")
+    return chartlib.save(figures[0], out_dir / f"{name}.svg")
 
 
 def rerun_benchmark(extra: list[str]) -> int:

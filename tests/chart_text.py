@@ -8,8 +8,6 @@ drawn: tick labels, legends and multi-line text included, ticks out of view excl
 from __future__ import annotations
 
 import itertools
-import runpy
-from pathlib import Path
 from typing import Any, NamedTuple
 
 import matplotlib.pyplot as plt
@@ -115,10 +113,13 @@ def layout_problems(fig: Figure, scale: float | None = None) -> list[str]:
     return problems
 
 
-def draw(script: Path) -> Figure:
-    """Run a chart script as the plot directive does; its one figure."""
+def draw(chart: str) -> Figure:
+    """Run a chart's code (``plot_sweep``: plots/plot_sweep.py; ``plot_v3``: the version's chart, by convention) as
+    the plot directive does; its one figure."""
+    import draw_all
+
     plt.close("all")
-    runpy.run_path(str(script), run_name=script.stem)
+    exec(compile(draw_all.scripts()[chart], chart, "exec"), {"__name__": chart})  # noqa: S102  (our chart code)
     figures = [plt.figure(num) for num in plt.get_fignums()]
-    assert len(figures) == 1, f"{script.name} drew {len(figures)} figures"
+    assert len(figures) == 1, f"{chart} drew {len(figures)} figures"
     return figures[0]

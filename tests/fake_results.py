@@ -155,7 +155,7 @@ def fake_sweep(shapes: Sequence[tuple[int, int, int]] = SWEEP_SHAPES) -> list[di
     swept = versions.names()[-3:]  # as the benchmark's sweep
     for index, shape in enumerate(shapes):
         scale = shape[0] * shape[1] * shape[2] / 8192**3
-        latencies = {impl: LADDER_MS[impl] * scale for impl in (*swept, "cublas")}
+        latencies = {impl: LADDER_MS.get(impl, 1.6) * scale for impl in (*swept, "cublas")}
         if index == 0:
             latencies[versions.TORCH_COMPILE] = LADDER_MS["cublas"] * scale * 1.05
         titles = {name: versions.title(name) for name in swept}

@@ -74,8 +74,8 @@ COMPARISONS_CITED = {
         "v7@16384x8192x1024.step",
         "v7-streamk@4096.step",
     ],
-    "index.rst": [f"{LAST}.vs_cublas", "ladder.pays", "ladder.parity", "ladder.costs", f"{LAST}.sweep"],
-    "steps.rst": [f"{LAST}.vs_cublas", "ladder.pays", "ladder.parity", "ladder.costs", f"{LAST}.sweep"],
+    "index.rst": ["latest.vs_cublas", "ladder.pays", "ladder.parity", "ladder.costs", "latest.sweep"],
+    "steps.rst": ["latest.vs_cublas", "ladder.pays", "ladder.parity", "ladder.costs", "latest.sweep"],
 }
 
 
@@ -87,6 +87,7 @@ def flipped(data: dict[str, Any]) -> dict[str, Any]:
         if row.get("step"):
             row["step"].update(zip(("median", "low", "high"), turn[results.verdict(row["step"])], strict=True))
     data["ladder"]["rows"][LAST]["ratio_to_cublas"] = {"median": 1.0, "low": 0.98, "high": 1.02}
+    data["ladder"]["runs"] = [{**data["ladder"]["runs"][-1], "rows": copy.deepcopy(data["ladder"]["rows"])}]
     return data
 
 
@@ -367,6 +368,12 @@ def scaled_like_a_card(image: Path, scratch: Path) -> bytes:
 
 
 @pytest.mark.slow
+def drawn_png(site: Path, chart: str) -> Path:
+    """The plot directive's PNG of a chart: a version's is drawn from its chapter page, the others from plots/."""
+    folder = ("docs", "chapters") if re.fullmatch(r"plot_v\d+", chart) else ("plots",)
+    return site.joinpath("plot_directive", *folder, f"{chart}.png")
+
+
 def test_gallery_cards_show_each_versions_chart_not_a_placeholder(site: Path, tmp_path: Path) -> None:
     from sphinx_gallery import glr_path_static
 
@@ -377,7 +384,7 @@ def test_gallery_cards_show_each_versions_chart_not_a_placeholder(site: Path, tm
             continue
         card = (site / "_images" / f"sphx_glr_matmul_{chapter}_thumb.png").read_bytes()
         assert card != placeholder, f"the {chapter} card shows sphinx-gallery's placeholder"
-        chart = site / "plot_directive" / "plots" / f"plot_{chapter}.png"  # the plot directive's PNG of the chart
+        chart = drawn_png(site, f"plot_{chapter}")
         assert card == scaled_like_a_card(chart, tmp_path), f"the {chapter} card is not its chapter's chart"
         cards[chapter] = card
     assert len(set(cards.values())) == len(cards), "two cards show the same image"
@@ -411,14 +418,13 @@ def test_link_previews_are_the_plot_directives_own_png_of_each_chart_on_a_landsc
     previews = sorted((site / "_static" / "og").glob("*.png"))
     assert {p.stem for p in previews} == {f"plot_{c}" for c in CHAPTERS} | {"plot_summary"}
     for preview in previews:  # drawn once, with the page's SVG, then laid out: not a second drawing
-        chart = site / "plot_directive" / "plots" / preview.name
-        assert preview.read_bytes() == previewed(chart, tmp_path), preview.name
+        assert preview.read_bytes() == previewed(drawn_png(site, preview.stem), tmp_path), preview.name
 
 
 def pages_showing_results() -> set[str]:
     """The pages whose source asks for a value, verdict, table or chart from the results file, and the gallery's
     index, whose cards show the charts."""
-    asks = re.compile(r":(?:result|verdict):`|^\s*\.\. results-", re.M)
+    asks = re.compile(r":fact:`|^\s*\.\. (?:fact|budget-box)::", re.M)
     pages = {rst.relative_to(DOCS).with_suffix("").as_posix() for rst in RST if asks.search(rst.read_text("utf-8"))}
     return pages | {"gallery/index"}
 
@@ -444,13 +450,13 @@ def test_a_changed_results_file_redraws_the_charts_their_previews_and_cards(
     site: Path, flipped_site: Path, tmp_path: Path
 ) -> None:
     chart = f"plot_{LAST}"  # its title states the last version's ratio to cuBLAS, which the flipped file changes
-    redrawn = (flipped_site / "plot_directive" / "plots" / f"{chart}.png").read_bytes()
+    redrawn = drawn_png(flipped_site, chart).read_bytes()
     assert (site / "_images" / f"{chart}.svg").read_bytes() != (flipped_site / "_images" / f"{chart}.svg").read_bytes()
-    assert redrawn != (site / "plot_directive" / "plots" / f"{chart}.png").read_bytes()
+    assert redrawn != drawn_png(site, chart).read_bytes()
     preview = (flipped_site / "_static" / "og" / f"{chart}.png").read_bytes()
-    assert preview == previewed(flipped_site / "plot_directive" / "plots" / f"{chart}.png", tmp_path)
+    assert preview == previewed(drawn_png(flipped_site, chart), tmp_path)
     card = flipped_site / "_images" / f"sphx_glr_matmul_{LAST}_thumb.png"
-    assert card.read_bytes() == scaled_like_a_card(flipped_site / "plot_directive" / "plots" / f"{chart}.png", tmp_path)
+    assert card.read_bytes() == scaled_like_a_card(drawn_png(flipped_site, chart), tmp_path)
 
 
 def test_a_broken_results_file_stops_the_build_with_one_line(tmp_path: Path, fake: dict[str, Any]) -> None:
@@ -564,7 +570,7 @@ def test_each_chapter_states_its_step_by_the_rule(which: str, site: Path, flippe
         assert expected in words(built / "chapters" / f"v{n}.html"), expected
         assert facts.render(f"v{n}.step", data).startswith(numfmt.STEP_WORDS[results.verdict(step)])
     ladder = words(built / "index.html")
-    assert f"in the same run it {facts.render(f'{LAST}.vs_cublas', data)}" in ladder
+    assert f"in the same rounds it {facts.render('latest.vs_cublas', data)}" in ladder
     for word, rule in (("pay at this size are", results.PAYS), ("cost:", results.COSTS)):
         chosen = [
             f"V{n}" for n in range(1, len(CHAPTERS)) if results.verdict(data["ladder"]["rows"][f"v{n}"]["step"]) == rule

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from fake_results import fake_file, provenance
-from matmul_site import facts, numfmt, paths, results
+from matmul_site import facts, numfmt, paths, results, versions
 from matmul_site.numfmt import NOT_MEASURED, NOT_RECORDED
 from matmul_site.sphinx import fact_blocks
 
@@ -235,10 +235,13 @@ def test_every_defined_fact_is_used_by_some_page() -> None:
 
 def test_every_fact_a_page_names_has_a_value_in_the_recorded_file() -> None:
     recorded = _recorded()
+    unmeasured = [v for v in versions.names() if results.ladder_row(recorded, v) is None]  # new: "not measured yet"
     empty = [
         f"{name} ({', '.join(pages)})"
         for name, pages in _uses().items()
-        if name in {n for n in _uses() if _is_inline(n)} and facts.render(name, recorded) == NOT_MEASURED
+        if name in {n for n in _uses() if _is_inline(n)}
+        and facts.render(name, recorded) == NOT_MEASURED
+        and not any(name.startswith(f"{v}.") or f"chapters/{v}.rst" in pages for v in unmeasured)
     ]
     assert not empty, f"facts the recorded file cannot fill (a typo, or a row that is not measured): {empty}"
 

@@ -10,6 +10,10 @@ this), and how it is printed. A name is ``subject.what``; a family of facts has 
   with ``@{shape}`` where runs at several shapes hold that name (``v7-streamk@4096``);
 - ``{edit}``: a chapter's try-it edit, ``{version}-{name}`` (``v5-release-before-wait``).
 
+``latest`` stands for the newest version the ladder has measured: ``:fact:`latest.tflops``` is V7's TFLOPS
+while V8 has no results, and V8's once it has. Pages that speak of "where the ladder ends" use it, so a
+new chapter needs no edit to them.
+
 A value the file does not hold prints "not measured yet". Tables and charts are facts too, placed by
 the ``fact`` directive (:mod:`matmul_site.sphinx.fact_blocks`). Torch-free and docutils-free.
 """
@@ -71,8 +75,23 @@ def fact(name: str, doc: str, render: Callable[..., str]) -> None:
     FACTS.append(Fact(name, doc, render, pattern_of(name)))
 
 
+LATEST = "latest"
+
+
+def latest_version(data: Data) -> str | None:
+    """The newest version with a row in the recorded ladder ("v7"), or None when none is measured."""
+    measured = [v for v in versions.names() if results.ladder_row(data, v) is not None]
+    return measured[-1] if measured else None
+
+
 def find(name: str) -> tuple[Fact, dict[str, str]]:
     """The fact a name refers to, and the values of its placeholders; UnknownFact when there is none."""
+    if name.startswith(LATEST + "."):
+        found, args = find("v0" + name[len(LATEST) :])  # the family ``{version}.what`` it belongs to
+        key = next((k for k in ("version", "impl") if args.get(k) == "v0"), None)
+        if key is None:
+            raise UnknownFact(f"{name!r}: latest stands for a version, and no version fact is called that")
+        return found, {**args, key: LATEST}
     for found in FACTS:
         match = found.pattern.fullmatch(name)
         if match:
@@ -83,6 +102,11 @@ def find(name: str) -> tuple[Fact, dict[str, str]]:
 def render(name: str, data: Data) -> str:
     """The text of ``:fact:`name```: the value as the site prints it, or "not measured yet"."""
     found, args = find(name)
+    for key in ("version", "impl"):
+        if args.get(key) == LATEST:
+            args[key] = latest_version(data) or ""
+            if not args[key]:
+                return NOT_MEASURED
     try:
         return found.render(data, **args) if data is not None else NOT_MEASURED
     except Missing:
@@ -219,6 +243,7 @@ for _rule in (results.PAYS, results.PARITY, results.COSTS):
          lambda d, rule=_rule: ladder_verdicts(d, rule))
 
 # A version, or cuBLAS, in the ladder.
+fact("{version}.label", 'How tables and prose name the version: "V7".', lambda d, version: versions.label(version))
 ladder_fact("tflops", "Its throughput: TFLOPS from the median latency.", lambda d, r: unit_text("tflops", r["tflops"]))
 ladder_fact("ms", "Its median latency.", lambda d, r: unit_text("ms", r["latency_ms"]))
 ladder_fact("ratio", "Its speed over the same run's cuBLAS, with the interval.",

@@ -73,8 +73,14 @@ class Version:
         return paths.CHAPTERS_DIR / f"{self.name}.rst"
 
     @property
-    def chart(self) -> Path:
-        return paths.PLOTS_DIR / f"plot_{self.name}.py"
+    def chart_name(self) -> str:
+        """What the chapter's chart images are called ("plot_v3"): found by convention, no script file."""
+        return f"plot_{self.name}"
+
+    @property
+    def chart_code(self) -> str:
+        """The code that draws the chapter's chart (the plot directive runs it; so does ``nox -s plots``)."""
+        return f'from matmul_site import charts\n\ncharts.version_chart("{self.name}")\n'
 
 
 def read_title(path: Path) -> str:

@@ -268,12 +268,13 @@ CHART_SIZES = """els => els.map(e => {
 
 
 def test_charts_on_a_phone_show_no_text_under_9_pt_and_none_overlapping(browser: Any, base_url: str) -> None:
-    """At 390 px, each chart is drawn again from plots/ (from the results the site was built from) and its text is
-    checked at the scale the phone shows it: 9 pt or more, no overlap, nothing outside the figure (chart_text.py).
-    The phone must also give each chart the width the chart test assumes (chartkit.PHONE_CHART_PX)."""
+    """At 390 px, each chart a page shows (the plot directive's images) is drawn again from its code (from the
+    results the site was built from) and its text is checked at the scale the phone shows it: 9 pt or more, no
+    overlap, nothing outside the figure (chart_text.py). The phone must also give each chart the width the chart
+    test assumes (chartkit.PHONE_CHART_PX)."""
     import chart_text
 
-    from matmul_site import chartkit, paths
+    from matmul_site import chartkit
 
     ctx = browser.new_context(viewport={"width": 390, "height": 900})
     shown: dict[str, tuple[str, float, float]] = {}
@@ -281,23 +282,22 @@ def test_charts_on_a_phone_show_no_text_under_9_pt_and_none_overlapping(browser:
         page = ctx.new_page()
         for path in SAMPLED:
             page.goto(base_url + path, wait_until="load")
-            for chart in page.eval_on_selector_all("article .results-chart img", CHART_SIZES):
+            for chart in page.eval_on_selector_all("article img.plot-directive", CHART_SIZES):
                 stem = chart["src"].rsplit("/", 1)[-1].removesuffix(".svg")
                 shown.setdefault(stem, (path, chart["natural"], chart["shown"]))
     finally:
         ctx.close()
-    assert {f"plot_{v}" for v in ("summary", "sweep", "steps")} <= set(shown), f"charts seen: {sorted(shown)}"
+    expected = {f"plot_{v}" for v in ("summary", "sweep", "steps", "replication")}
+    assert expected <= set(shown), f"charts seen: {sorted(shown)}"
     problems = []
     for stem, (path, natural, width) in sorted(shown.items()):
         if width < min(natural, chartkit.PHONE_CHART_PX) - 1:
             problems.append(
                 f"{path}: {stem} is {width:.0f} px wide, less than the {chartkit.PHONE_CHART_PX} px assumed"
             )
-        fig = chart_text.draw(paths.PLOTS_DIR / f"{stem}.py")
+        fig = chart_text.draw(stem)
         drawn = chart_text.natural_width_px(fig)
-        assert abs(drawn - natural) <= 1, (
-            f"{stem}: the site's chart is {natural} px wide, plots/{stem}.py draws {drawn}"
-        )
+        assert abs(drawn - natural) <= 1, f"{stem}: the site's chart is {natural} px wide, its code draws {drawn}"
         problems += [f"{path}: {stem}: {p}" for p in chart_text.layout_problems(fig, scale=min(1.0, width / natural))]
     assert not problems, "\n".join(problems)
 

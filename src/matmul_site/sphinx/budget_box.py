@@ -68,7 +68,15 @@ class BudgetBox(SphinxDirective):
         if results_file is not None:
             self.env.note_dependency(str(results_file))
         try:
-            rows = budget_lines(version, budget.load_builds(), results.load_default())
+            record = budget.load_builds()
+            if version not in record.get("versions", {}):  # a new chapter, before its first build check
+                return [
+                    nodes.paragraph(
+                        text=f"The budget of {versions.label(version)} is not computed yet: its kernel is not in the "
+                        "build record (python -m matmul_bench buildcheck --record)."
+                    )
+                ]
+            rows = budget_lines(version, record, results.load_default())
         except (budget.BudgetError, results.ResultsError) as exc:
             raise self.error(f"budget-box {version}: {exc}") from exc
         table = nodes.table(classes=["budget-box"])

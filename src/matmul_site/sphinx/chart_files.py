@@ -14,6 +14,7 @@ results file is deleted, and the pages that show it, which depend on the results
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -31,21 +32,33 @@ def plot_build_dir(app: Sphinx) -> Path:
     return Path(app.doctreedir).parent / "plot_directive" / os.path.relpath(paths.PLOTS_DIR, app.confdir)
 
 
+def chapter_build_dir(app: Sphinx) -> Path:
+    """Where the plot directive saves the chapters' charts, which are code in the page (one per version, by
+    convention: ``.. plot::`` with ``:filename-prefix: plot_vN``), not scripts in plots/."""
+    return Path(app.doctreedir).parent / "plot_directive" / os.path.relpath(paths.CHAPTERS_DIR, app.confdir)
+
+
 def chart_png(app: Sphinx, chart: str) -> Path:
-    """The PNG of ``plots/<chart>.py`` that the plot directive drew in this or an earlier build (it may not exist)."""
-    return plot_build_dir(app) / f"{chart}.png"
+    """The PNG of a chart (``plot_v3``, ``plot_sweep``) that the plot directive drew in this or an earlier build.
+
+    It may not exist. A version's chart is drawn from its chapter page, every other from plots/<chart>.py.
+    """
+    folder = chapter_build_dir(app) if re.fullmatch(r"plot_v\d+", chart) else plot_build_dir(app)
+    return folder / f"{chart}.png"
 
 
 def forget_charts_older_than_the_results(app: Sphinx) -> None:
     """Delete the chart images that are older than the results file, so that the plot directive draws them again."""
     results_file = paths.results_file()
-    folder = plot_build_dir(app)
-    if results_file is None or not folder.is_dir():
+    if results_file is None:
         return
     newest_data = results_file.stat().st_mtime
-    for image in folder.iterdir():
-        if image.suffix != ".py" and image.stat().st_mtime < newest_data:
-            image.unlink()
+    for folder in (plot_build_dir(app), chapter_build_dir(app)):
+        if not folder.is_dir():
+            continue
+        for image in folder.iterdir():
+            if image.suffix in (".png", ".svg") and image.stat().st_mtime < newest_data:
+                image.unlink()
 
 
 def setup(app: Sphinx) -> dict[str, Any]:

@@ -249,21 +249,31 @@ def _(d: SphinxDirective, data: Data, version: str) -> list[nodes.Node]:
 # ---------------------------------------------------------------------------- charts
 
 
-def chart(d: SphinxDirective, script: str, ready: bool, caption: str, missing: str) -> list[nodes.Node]:
-    """A chart from plots/ through the plot directive; or plain words when unmeasured.
+def chart(
+    d: SphinxDirective, script: str, ready: bool, caption: str, missing: str, code: str | None = None
+) -> list[nodes.Node]:
+    """A chart through the plot directive; or plain words when unmeasured.
 
-    Its caption (:func:`matmul_site.captions.chart_caption`: what it shows, which runs) ends with the link to the
-    method page, the one page that says how the runs were timed.
+    ``script`` names a file in plots/; with ``code`` the chart is that code instead (a version's chart, one line
+    by convention), and ``script``'s stem names its images, as a file's would. Its caption
+    (:func:`matmul_site.captions.chart_caption`: what it shows, which runs) ends with the link to the method page,
+    the one page that says how the runs were timed.
     """
-    if not (paths.PLOTS_DIR / script).is_file():
+    if code is None and not (paths.PLOTS_DIR / script).is_file():
         raise d.error(f"{d.arguments[0]}: plots/{script} does not exist")
-    d.env.note_dependency(str(paths.PLOTS_DIR / script))
+    if code is None:
+        d.env.note_dependency(str(paths.PLOTS_DIR / script))
     if not ready:
         return [pending(missing)]
     caption = "".join("\\" + c if c in "\\*`|_" else c for c in caption)
     alt = d.options.get("alt", f"Chart drawn by plots/{script} from the results file")
-    link = f":doc:`{captions.METHOD_LINK} </method>`."
-    lines = [f".. plot:: {script}", f"   :alt: {alt}", f"   :caption: {caption} {link}", ""]
+    caption = f"{caption} :doc:`{captions.METHOD_LINK} </method>`."
+    if code is None:
+        lines = [f".. plot:: {script}", f"   :alt: {alt}", f"   :caption: {caption}", ""]
+    else:
+        prefix = script.removesuffix(".py")
+        lines = [".. plot::", f"   :alt: {alt}", f"   :caption: {caption}", f"   :filename-prefix: {prefix}", ""]
+        lines += [f"   {line}" for line in code.splitlines()] + [""]
     container = nodes.container(classes=["results-chart"])
     d.state.nested_parse(StringList(lines, source=d.get_source_info()[0]), d.content_offset, container)
     return [container]
@@ -275,8 +285,9 @@ def _(d: SphinxDirective, data: Data, version: str) -> list[nodes.Node]:
     data, rerun_on = rerun.ladder_for(version, data)
     missing = f"{versions.label(version)} is not measured yet, so its chart is not drawn: {NOT_MEASURED}."
     ready = results.ladder_row(data, version) is not None
-    script = f"plot_{version}.py"
-    return chart(d, script, ready, captions.chart_caption(script, data, rerun_on=rerun_on), missing)
+    found = versions.get(version)  # its chart is code by convention: no chart script per version
+    caption = captions.chart_caption(found.chart_name, data, rerun_on=rerun_on)
+    return chart(d, f"{found.chart_name}.py", ready, caption, missing, found.chart_code)
 
 
 @block("ladder.chart")

@@ -20,7 +20,7 @@ from typing import Any
 from docutils import nodes
 from sphinx.application import Sphinx
 
-from matmul_site import paths
+from matmul_site import versions
 from matmul_site.sphinx import chart_files
 
 OG_CHARTS = "_static/og"  # where the PNG copies of the charts go in the built site
@@ -32,8 +32,8 @@ LADDER_ALT = "Bar chart of TFLOPS for every version next to cuBLAS"
 def og_chart(pagename: str) -> str:
     """The chart a link to this page previews: version N's chart for its chapter and gallery file, else the ladder."""
     match = re.fullmatch(r"(?:chapters/|gallery/matmul_)(v\d+)", pagename)
-    if match and (paths.PLOTS_DIR / f"plot_{match[1]}.py").is_file():
-        return f"plot_{match[1]}"
+    if match and versions.is_version_name(match[1]) and match[1] in versions.names():
+        return versions.get(match[1]).chart_name
     return LADDER
 
 
