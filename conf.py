@@ -58,8 +58,9 @@ html_last_updated_fmt = None
 
 # Charts: one script per chart in plots/, drawn as SVG with fixed ids and no date (see src/matmul_site/charts.py).
 plot_basedir = str(ROOT / "plots")
-# Each chart is drawn once: the SVG on the page, and from the same figure a PNG (1190 px wide) that the link
-# previews and the gallery's cards reuse (matmul_site.sphinx.chart_files).
+# Each chart is drawn once: the SVG on the page, and from the same figure a PNG (765 px wide: every chart is drawn
+# 4.5 in wide, for a phone) that the gallery's cards reuse and the link previews lay on a 1200x630 landscape
+# (matmul_site.sphinx.chart_files, link_preview).
 plot_formats = [("svg", 100), ("png", 170)]
 plot_html_show_source_link = False
 plot_html_show_formats = False
