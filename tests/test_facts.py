@@ -114,11 +114,12 @@ def test_a_recorded_verdict_wins_over_the_interval() -> None:
 
 
 def test_ladder_lists_steps_by_verdict(data: dict[str, Any]) -> None:
-    for impl in ("v1", "v2", "v4", "v6", "v7"):
+    paying = [v for v in versions.names()[1:] if v not in ("v3", "v5")]
+    for impl in paying:
         _set_step(data, impl, 1.1, 1.05, 1.15)
     _set_step(data, "v3", 1.0, 0.98, 1.02)
     _set_step(data, "v5", 0.95, 0.94, 0.96)
-    assert facts.render("ladder.pays", data) == "V1, V2, V4, V6, V7"
+    assert facts.render("ladder.pays", data) == ", ".join(v.upper() for v in paying)
     assert facts.render("ladder.parity", data) == "V3"
     assert facts.render("ladder.costs", data) == "V5"
     _set_step(data, "v5", 1.0, 0.98, 1.02)

@@ -58,6 +58,18 @@ def _earlier(data: dict[str, Any], figures: list[dict[str, Any]]) -> str:
     return "; timed by an earlier method" if any(r["run_id"] in earlier for r in independent(figures)) else ""
 
 
+def _spans(labels: list[str], positions: list[int]) -> str:
+    """Labels at consecutive positions as one span: "V0\u2013V7", "V0\u2013V2, V5", "V3, V4"."""
+    groups: list[list[str]] = []
+    for index, (label, at) in enumerate(zip(labels, positions, strict=True)):
+        if groups and at == positions[index - 1] + 1:
+            groups[-1].append(label)
+        else:
+            groups.append([label])
+    dash = "\u2013"
+    return ", ".join(g[0] if len(g) == 1 else f"{g[0]}{dash if len(g) > 2 else ', '}{g[-1]}" for g in groups)
+
+
 def run_caption(data: dict[str, Any] | None, run: dict[str, Any] | None, *, rerun_on: str | None = None) -> str:
     """Which runs a ladder table or chart comes from (or the GPU it was rerun on): GPU, date, what, shape, size."""
     if data is None:
@@ -65,8 +77,9 @@ def run_caption(data: dict[str, Any] | None, run: dict[str, Any] | None, *, reru
     if run is None:
         return f"{data['gpu']['name']}: the ladder is {NOT_MEASURED}."
     where = f"Rerun at build time on {rerun_on}" if rerun_on else f"{_named([run])} on {data['gpu']['name']}"
-    timed = [versions.label(v) for v in versions.names() if v in run["rows"]]
-    which = "every version" if len(timed) == len(versions.names()) else ", ".join(timed)
+    names = versions.names()
+    timed = [i for i, v in enumerate(names) if v in run["rows"]]
+    which = "every version" if len(timed) == len(names) else _spans([versions.label(names[i]) for i in timed], timed)
     return (
         f"{where}, {dates([run])}: {which} and cuBLAS at {numfmt.shape_text(run['shape'])}, "
         f"{_counts([run])}{_earlier(data, [run])}."

@@ -156,7 +156,17 @@ def tryit_entry(data: Data, edit: str) -> dict[str, Any]:
 
 
 def peak_at_clock(data: Data, row: dict[str, Any]) -> float:
+    if row.get("suspect"):
+        raise Missing  # a clock the method flags is never the basis of another number
     return results.peak_tflops_at(data, need(row.get("sm_clock_mhz")))
+
+
+def clock_text(row: dict[str, Any]) -> str:
+    """The row's clock, or, where its implied efficiency is implausible, the clock marked as a suspect reading."""
+    text = unit_text("mhz", row.get("sm_clock_mhz"))
+    if row.get("suspect"):
+        return f"{text} (suspect: it would put the row at {100 * row['efficiency']:.0f}% of the peak at that clock)"
+    return text
 
 
 def ladder_verdicts(data: Data, rule: str) -> str:
@@ -252,8 +262,8 @@ ladder_fact("vs_cublas", 'That ratio by the rule: "is ahead of", "behind" or "at
             lambda d, r: numfmt.vs_cublas_text(r["ratio_to_cublas"]))
 ladder_fact("step", 'Its step over the previous version: "pays", "costs" or "is at parity", then the ratio.',
             lambda d, r: numfmt.step_text(need(r.get("step"))))
-ladder_fact("sm_clock", "The median SM clock in its timed windows.",
-            lambda d, r: unit_text("mhz", r.get("sm_clock_mhz")))
+ladder_fact("sm_clock", "The median SM clock inside its timed kernels (marked suspect where implausible).",
+            lambda d, r: clock_text(r))
 ladder_fact("power", "The median board power in its timed windows.", lambda d, r: unit_text("watts", r.get("power_w")))
 ladder_fact("peak_at_clock", "The tensor cores' peak at that clock: SMs × 4096 FLOP per clock × the clock.",
             lambda d, r: unit_text("tflops", peak_at_clock(d, r)))
@@ -279,7 +289,7 @@ steps_fact("attempt", 'The step as a tried change: "pays over v6-rows: " and the
            attempt)
 steps_fact("ratio", "Its speed over its run's cuBLAS, with the interval.",
            lambda r: numfmt.ratio_text(r["ratio_to_cublas"]))
-steps_fact("sm_clock", "The median SM clock in its timed windows.", lambda r: unit_text("mhz", r.get("sm_clock_mhz")))
+steps_fact("sm_clock", "The median SM clock inside its timed kernels (marked suspect where implausible).", clock_text)
 steps_fact("dram_read", "Nsight Compute: bytes read from DRAM.", lambda r: counter(r, "dram_read_bytes", "mb"))
 steps_fact("l2_hit", "Nsight Compute: the L2 hit rate.", lambda r: counter(r, "l2_hit_pct", "pct"))
 steps_fact("smem_wavefronts", "Nsight Compute: shared-memory store wavefronts.",

@@ -190,6 +190,8 @@ def _validate_run(run: Any, field: str, *, steps: bool = False, band: float | No
         _integer(run, "repeats", field)
     if run.get("log") is not None:
         _string(run, "log", field)
+    if run.get("invocation_s") is not None:
+        _number(run, "invocation_s", field)
     rows = _dict(_get(run, "rows", field), f"{field}.rows")
     if CUBLAS not in rows:
         raise ResultsError(f"field {field + '.rows'!r} has no cublas row: every ratio is paired with it")

@@ -184,8 +184,26 @@ def stage_gallery(dest: Path, downloads: Path | None = None) -> list[Path]:
         text = _docstring(source, version, download) + source.read_text(encoding="utf-8")
         _write_if_changed(target, text.encode("utf-8"))
         staged.append(target)
+    for left in dest.glob("matmul_v*.py"):  # a version removed since the last build
+        if left not in staged:
+            left.unlink()
     _write_if_changed(dest / "GALLERY_HEADER.rst", GALLERY_HEADER.encode("utf-8"))
     return staged
+
+
+def forget_removed_versions(gallery: Path) -> list[Path]:
+    """Delete what sphinx-gallery generated for kernel files that no longer exist (it never deletes its output).
+
+    Its page of a removed version would still link to the removed chapter and break the build.
+    """
+    current = set(versions.names(KERNELS))
+    removed = []
+    for path in sorted(gallery.glob("**/*matmul_v*")):
+        found = re.search(r"matmul_(v\d+)(?:_|\.)", path.name)
+        if found and found[1] not in current and path.is_file():
+            path.unlink()
+            removed.append(path)
+    return removed
 
 
 class VersionOrder:
@@ -213,6 +231,7 @@ def _gallery_index(app: Sphinx) -> str:
 def _stage(app: Sphinx) -> None:
     """sphinx-gallery's input, staged where the configuration says it is, before sphinx-gallery reads it."""
     stage_gallery(Path(app.srcdir, app.config.sphinx_gallery_conf["examples_dirs"]))
+    forget_removed_versions(_gallery_dir(app))
 
 
 def _restore_originals(app: Sphinx) -> None:
