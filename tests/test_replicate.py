@@ -131,3 +131,16 @@ def test_each_run_carries_how_long_its_invocation_took(tmp_path: Path) -> None:
     data = results.load(tmp_path / "res" / "nvidia-h200.json")
     spent = {run["invocation_s"] for figure in replicate.figures(data) for run in figure["runs"]}
     assert len(spent) == 1 and spent.pop() > 0  # one invocation: one measured duration, on each of its runs
+
+
+def test_plan_prints_the_last_record_s_measured_time_from_the_results_file(tmp_path: Path, capsys, monkeypatch) -> None:
+    from matmul_bench import cli
+    from matmul_site import paths
+
+    assert fake(tmp_path, "--ladder") == 0
+    data = results.load(tmp_path / "res" / "nvidia-h200.json")
+    monkeypatch.setenv(paths.ENV_RESULTS, str(tmp_path / "res" / "nvidia-h200.json"))
+    capsys.readouterr()
+    assert cli.main(["plan", "--ladder"]) == 0
+    seconds = results.record_duration_s(data)
+    assert seconds is not None and f"last record: {seconds / 60:.1f} minutes" in capsys.readouterr().out

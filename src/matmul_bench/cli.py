@@ -39,6 +39,7 @@ def _benchmark(argv: list[str]) -> int:
 
     print(planning.describe(plan, runner.describe_out(plan)), flush=True)
     if args.dry_run:
+        print(last_record_text())
         print("(dry run: nothing is timed, nothing is written)")
         return 0
     try:
@@ -49,6 +50,19 @@ def _benchmark(argv: list[str]) -> int:
     except runner.BenchmarkError as exc:
         print(f"{parser.prog}: {exc}", file=sys.stderr)
         return 1
+
+
+def last_record_text() -> str:
+    """What the results file says the last record took: the benchmark's own clock, never a typed number."""
+    from matmul_site import results
+
+    try:
+        seconds = results.record_duration_s(results.load_default())
+    except results.ResultsError as exc:
+        return f"  last record: unknown ({exc})"
+    if seconds is None:
+        return "  last record: its duration was not recorded (runs made before invocation_s)"
+    return f"  last record: {seconds / 60:.1f} minutes on the GPU that made the results file (measured)"
 
 
 def _tryit(argv: list[str]) -> int:
@@ -89,19 +103,24 @@ def _tryit_child(argv: list[str]) -> int:
 
 # name -> (what it does, how long it takes, the function, extra arguments put before the user's)
 COMMANDS: dict[str, tuple[str, str, Callable[[list[str]], int], tuple[str, ...]]] = {
-    "record": ("benchmark on a Hopper GPU and record plots/results/<gpu>.json", "minutes: see `plan`", _benchmark, ()),
-    "quick": ("a smoke run into build/quick/, one run, not replicated", "a few minutes", _benchmark, ("--quick",)),
-    "plan": ("print what `record` would run and its estimated duration", "instant, no GPU", _benchmark, ("--dry-run",)),
-    "tryit": ("apply, build and check the chapters' Try it edits on a GPU", "a few minutes", _tryit, ()),
+    "record": ("benchmark on a Hopper GPU and record plots/results/<gpu>.json", "`plan` estimates it", _benchmark, ()),
+    "quick": ("a smoke run into build/quick/, one run, not replicated", "`plan --quick`", _benchmark, ("--quick",)),
+    "plan": (
+        "print what `record` would run, its estimate and the last record's time",
+        "no GPU",
+        _benchmark,
+        ("--dry-run",),
+    ),  # fmt: skip
+    "tryit": ("apply, build and check the chapters' Try it edits on a GPU", "`tryit --dry-run`", _tryit, ()),
     "buildcheck": (
         "build every version for sm_90a on the CPU (--record: rewrite the build record)",
-        "about a minute",
+        "no GPU; builds in parallel",
         _buildcheck,
         (),
     ),
     "baseline": (
         "name cuBLAS's kernel at every sweep shape (torch profiler) on a GPU",
-        "under a minute",
+        "one profiled matmul per shape",
         _baseline,
         (),
     ),

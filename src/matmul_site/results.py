@@ -292,3 +292,15 @@ def peak_tflops_at(data: dict[str, Any], sm_clock_mhz: float) -> float:
 
 # H100/H200 SXM: 989.4 dense fp16 TFLOPS at the 1830 MHz boost clock over 132 SMs is 4096 FLOP/clock/SM.
 DENSE_FP16_FLOP_PER_CLOCK_PER_SM = 4096
+
+
+def record_duration_s(data: dict[str, Any] | None) -> float | None:
+    """How long the newest run of every figure took to record: the sum of their invocations' measured times.
+
+    None when the file holds no runs or a newest run predates ``invocation_s`` (the benchmark's own clock).
+    """
+    newest = [figure["runs"][-1] for figure in [ladder(data), *sweep_runs(data), *(data or {}).get("steps", [])]
+              if figure and figure.get("runs")]  # fmt: skip
+    if not newest or any(run.get("invocation_s") is None for run in newest):
+        return None
+    return float(sum({run["run_id"]: run["invocation_s"] for run in newest}.values()))
