@@ -5,11 +5,11 @@
 #   "rows"      V6's staging buffer of plain 512-byte rows (eight-way bank conflicts on the stmatrix writes);
 #   "chunks"    four 64-column chunks in TMA's 128-byte swizzle (conflict-free writes, four TMA stores);
 #   "registers" no staging buffer: fp16 straight from registers to global memory, which frees 64 KB for a stage.
-# "rows" and "registers" run V6's own consumer; the staging memory (allocated in __call__) and the chunks'
-# consumer are this file's. Each variant differs from V6 by one change.
+# "rows" and "registers" run V6's consumer, "chunks" V7's; only the staging memory (allocated in __call__) is this
+# file's. Each variant differs from V6 by one change.
 
 import tilus
-from tilus import GlobalTensor, SharedTensor, float16, float32, int32
+from tilus import float16, int32
 from tilus.utils import cdiv
 
 from matmul_bench import kernels
@@ -17,6 +17,7 @@ from matmul_bench import kernels
 kernels.use_kernel_dir()  # examples/hopper_matmul: V6 and the helpers it imports by name
 
 import matmul_v6  # noqa: E402
+import matmul_v7  # noqa: E402
 from matmul_v6 import CONSUMERS, PRODUCER  # noqa: E402  # V6's warp roles
 
 from pipeline import Pipeline  # noqa: E402
@@ -28,6 +29,10 @@ class MatmulV6Variants(matmul_v6.MatmulV6):
     # Tilus's autotune decorator adds to the class's `_autotune_space`, which a subclass shares with its parent:
     # a copy of V6's space (tile, stages, raster groups), so that the knob above is this class's alone.
     _autotune_space = dict(matmul_v6.MatmulV6._autotune_space)
+
+    # The chunks' consumer is V7's: V7 kept this epilogue. (Its loop over the chunks is named `chunk` where this
+    # file's copy had `j`, the one difference in Tilus's source.cu; the PTX is the same.)
+    chunks_consumer = matmul_v7.MatmulV7.consumer
 
     def __init__(self, block_m: int, block_n: int, block_k: int, num_stages: int, swizzle_size: int, epilogue: str):
         super().__init__(block_m, block_n, block_k, num_stages, swizzle_size)
@@ -79,64 +84,10 @@ class MatmulV6Variants(matmul_v6.MatmulV6):
                     self.tma.global_to_shared(src=gb, dst=sb[stage], offsets=[offset_n, offset_k], mbarrier=full)
 
         # TMA addresses global rows in 16-byte steps: with N % 8 != 0, C's rows are stored from registers.
-        # Rows and registers: V6's consumer (registers by taking its N % 8 != 0 path); chunks: this file's.
+        # Rows and registers: V6's consumer (registers by taking its N % 8 != 0 path); chunks: V7's.
         if self.epilogue == "chunks":
             self.chunks_consumer(0, pipe, raster, sa, sb, sc, gc, k_size, n_size % 8 == 0)
             self.chunks_consumer(1, pipe, raster, sa, sb, sc, gc, k_size, n_size % 8 == 0)
         else:
             self.consumer(0, pipe, raster, sa, sb, sc, gc, k_size, n_size % 8 == 0 and self.epilogue == "rows")
             self.consumer(1, pipe, raster, sa, sb, sc, gc, k_size, n_size % 8 == 0 and self.epilogue == "rows")
-
-    def chunks_consumer(
-        self,
-        group: int,
-        pipe: Pipeline,
-        raster: TileRaster,
-        sa: SharedTensor,
-        sb: SharedTensor,
-        sc: SharedTensor,
-        gc: GlobalTensor,
-        k_size: int,
-        tma_store: bool,
-    ):
-        """V6's consumer with C staged in four swizzled 64-column chunks and taken out by four TMA stores."""
-        with self.thread_group(thread_begin=group * 128, num_threads=128):
-            for tile in range(self.blockIdx.x, raster.num_tiles, self.gridDim.x):
-                tile_m, tile_n = raster.tile_of(tile)
-                # This group's fp32 accumulator (group_m x block_n), zeroed for every tile.
-                acc = self.register_tensor(dtype=float32, shape=[self.group_m, self.block_n], init=0.0)
-                for k_tile in range(cdiv(k_size, self.block_k)):
-                    # Wait only for this stage's bytes; the producer keeps loading later stages meanwhile.
-                    stage = pipe.consumer_acquire()
-                    self.wgmma.fence()  # earlier writes to acc must be visible to the async MMA
-                    self.wgmma.mma(sa[stage, group], sb[stage].transpose(), acc)  # own A slab x shared B tile
-                    self.wgmma.commit_group()
-                    # Keep this K-tile's MMA in flight; only the previous K-tile's must have retired...
-                    self.wgmma.wait_group(1)
-                    if k_tile > 0:
-                        pipe.consumer_release()  # ...so its stage (the oldest held) goes back to the producer
-                # Drain the last MMA before reading acc, and release its stage.
-                self.wgmma.wait_group(0)
-                pipe.consumer_release()
-
-                offsets = [self.block_m * tile_m + group * self.group_m, self.block_n * tile_n]
-                if not tma_store:
-                    self.store_global(gc, self.cast(acc, dtype=float16), offsets=offsets)
-                else:
-                    # Epilogue: the previous tile's TMA stores must have finished reading the chunks...
-                    with self.thread_group(thread_begin=0, num_threads=32):
-                        self.tma.wait_group(0, read=True)
-                    self.sync()  # ...before any thread of the group overwrites them
-                    # The chunks seen as one group_m x block_n tile: chunk j holds columns [64 j, 64 j + 64).
-                    scv = self.reshape_shared(sc.permute([0, 2, 1, 3]), [CONSUMERS, self.group_m, self.block_n])
-                    self.store_shared(scv[group], self.cast(acc, dtype=float16))
-                    self.fence.proxy_async(space="shared")  # make the generic-proxy writes visible to TMA
-                    self.sync()  # every chunk is in shared memory
-                    # One warp hands the chunks to TMA, one store each, and the group returns to MMAs.
-                    with self.thread_group(thread_begin=0, num_threads=32):
-                        for j in range(self.block_n // 64):
-                            self.tma.shared_to_global(sc[group, j], gc, offsets=[offsets[0], offsets[1] + j * 64])
-                        self.tma.commit_group()
-            # The block may not exit while TMA still reads its shared memory.
-            with self.thread_group(thread_begin=0, num_threads=32):
-                self.tma.wait_group(0)
