@@ -1,7 +1,6 @@
 """GPU check of V7's stream-K tail on the shapes that exercise it.
 
-    PYTHONPATH=examples/hopper_matmul python experiments/streamk_check.py
-
+    python experiments/streamk_check.py
 
 The version suite (tests/test_kernels_gpu.py) checks every version on the common shapes; this adds the
 shapes where the stream-K split is (or is not) taken, for each reason: tile counts with and without a partial
@@ -12,11 +11,16 @@ on any wrong element.
 
 import sys
 
-from v7_streamk import NUM_SMS, MatmulV7StreamK
-
-import common
-import streamk
+from matmul_bench import kernels
 from matmul_site import versions
+
+kernels.use_kernel_dir()  # examples/hopper_matmul: the kernels and their helpers, imported by name
+
+from matmul_v7 import NUM_SMS  # noqa: E402
+from v7_streamk import MatmulV7StreamK  # noqa: E402
+
+import common  # noqa: E402
+import streamk  # noqa: E402
 
 # (M, N, K): with 128 x 256 tiles and 132 SMs, the split tiles (stream_k_tiles) are noted per shape.
 SHAPES = (

@@ -5,14 +5,18 @@
 # both blocks (a remote arrive through mapa). Measured far slower than V6: see the V6 chapter.
 
 import tilus
-
-# Imported by the benchmark (by file path) while examples/hopper_matmul is on sys.path.
-from matmul_v6 import CONSUMERS, NUM_SMS, PRODUCER  # V6's warp roles and grid
 from tilus import GlobalTensor, SharedTensor, float16, float32, int32
 from tilus.utils import cdiv
 
-from pipeline import Pipeline
-from raster import TileRaster
+from matmul_bench import kernels
+
+kernels.use_kernel_dir()  # examples/hopper_matmul: V6 and the helpers it imports by name
+
+import matmul_v6  # noqa: E402
+from matmul_v6 import CONSUMERS, PRODUCER  # noqa: E402  # V6's warp roles
+
+from pipeline import Pipeline  # noqa: E402
+from raster import TileRaster  # noqa: E402
 
 
 # Empty barriers count the consumer warp groups of both blocks; each group releases a stage in both.
@@ -31,23 +35,18 @@ class ClusterPipeline(Pipeline):
             self.release_stage = 0
 
 
-# Output tile per block; each consumer warp group takes block_m / 2 rows.
-@tilus.autotune("block_m, block_n", [[128, 256], [256, 128]])
-# 64 fp16 = 128-byte rows: TMA's widest swizzle, so shared-memory reads avoid bank conflicts.
-@tilus.autotune("block_k", [64])
-# 3 stages of 48 KB plus the 64 KB staging buffer for C fill the 227 KB of shared memory.
-@tilus.autotune("num_stages", [3])
-# Tile rows per swizzle group; 1 is plain row-major order.
-@tilus.autotune("swizzle_size", [1, 8])
-@tilus.autotune("epilogue", ["rows"])
-class MatmulV6Cluster(tilus.Script):
+# C is staged in swizzled 64-column chunks (v6_variants.py's "chunks", V7's epilogue); the knob is kept so that
+# the steps runs' configurations name it.
+@tilus.autotune("epilogue", ["chunks"])
+class MatmulV6Cluster(matmul_v6.MatmulV6):
+    # Tilus's autotune decorator adds to the class's `_autotune_space`, which a subclass shares with its parent:
+    # a copy of V6's space (tile, stages, raster groups), so that the knob above is this class's alone.
+    _autotune_space = dict(matmul_v6.MatmulV6._autotune_space)
+
     def __init__(self, block_m: int, block_n: int, block_k: int, num_stages: int, swizzle_size: int, epilogue: str):
-        super().__init__()
+        super().__init__(block_m, block_n, block_k, num_stages, swizzle_size)
+        assert epilogue == "chunks", epilogue
         self.epilogue = epilogue
-        self.block_m, self.block_n, self.block_k = block_m, block_n, block_k
-        self.num_stages, self.swizzle_size = num_stages, swizzle_size
-        self.group_m = block_m // CONSUMERS  # rows of the tile per consumer warp group
-        self.num_sms = NUM_SMS
 
     def __call__(self, m_size: int32, n_size: int, k_size: int, a_ptr: ~float16, b_ptr: ~float16, c_ptr: ~float16):
         bm, bn, bk, gm = self.block_m, self.block_n, self.block_k, self.group_m
@@ -66,15 +65,8 @@ class MatmulV6Cluster(tilus.Script):
         # Per stage: one A slab per consumer warp group, one B tile for both.
         sa = self.shared_tensor(dtype=float16, shape=[self.num_stages, CONSUMERS, gm, bk])
         sb = self.shared_tensor(dtype=float16, shape=[self.num_stages, 2, bn // 2, bk])
-        # Staging buffer for C: each consumer warp group's rows, on their way to TMA. Plain rows, so that
-        # one TMA box (up to 256 x 256 elements) covers a group's group_m x block_n rows.
-        if self.epilogue == "registers":
-            sc = self.shared_tensor(dtype=float16, shape=[CONSUMERS, 8, 64])
-        elif self.epilogue == "rows":
-            sc = self.shared_tensor(dtype=float16, shape=[CONSUMERS, gm, bn])
-            self.annotate_layout(sc, self.cuda.shared_layout([CONSUMERS, gm, bn]))
-        else:
-            sc = self.shared_tensor(dtype=float16, shape=[CONSUMERS, bn // 64, gm, 64])
+        # Staging chunks for C, 64 columns each, in TMA's 128-byte swizzle.
+        sc = self.shared_tensor(dtype=float16, shape=[CONSUMERS, bn // 64, gm, 64])
         # Full/empty barriers per stage; stage indices and phases carry on from one tile to the next.
         pipe = ClusterPipeline(self.num_stages, num_consumers=CONSUMERS)
         self.cluster.sync()
@@ -105,8 +97,8 @@ class MatmulV6Cluster(tilus.Script):
 
         # TMA addresses global rows in 16-byte steps: with N % 8 != 0, C's rows are stored from registers.
         # Consumer warp groups: the same code, each on its own rows.
-        self.consumer(0, pipe, raster, rank, sa, sb, sc, gc, k_size, n_size % 8 == 0 and self.epilogue != "registers")
-        self.consumer(1, pipe, raster, rank, sa, sb, sc, gc, k_size, n_size % 8 == 0 and self.epilogue != "registers")
+        self.consumer(0, pipe, raster, rank, sa, sb, sc, gc, k_size, n_size % 8 == 0)
+        self.consumer(1, pipe, raster, rank, sa, sb, sc, gc, k_size, n_size % 8 == 0)
         self.cluster.sync()
 
     def consumer(
@@ -148,24 +140,19 @@ class MatmulV6Cluster(tilus.Script):
                 if not tma_store:
                     self.store_global(gc, self.cast(acc, dtype=float16), offsets=offsets)
                 else:
-                    # Epilogue: the previous tile's TMA store must have finished reading the staging buffer...
+                    # Epilogue: the previous tile's TMA stores must have finished reading the chunks...
                     with self.thread_group(thread_begin=0, num_threads=32):
                         self.tma.wait_group(0, read=True)
-                    self.sync()  # ...before any thread of the group overwrites it
-                    if self.epilogue == "rows":
-                        self.store_shared(sc[group], self.cast(acc, dtype=float16))
-                    else:
-                        scv = self.reshape_shared(sc.permute([0, 2, 1, 3]), [CONSUMERS, self.group_m, self.block_n])
-                        self.store_shared(scv[group], self.cast(acc, dtype=float16))
+                    self.sync()  # ...before any thread of the group overwrites them
+                    # The chunks seen as one group_m x block_n tile: chunk j holds columns [64 j, 64 j + 64).
+                    scv = self.reshape_shared(sc.permute([0, 2, 1, 3]), [CONSUMERS, self.group_m, self.block_n])
+                    self.store_shared(scv[group], self.cast(acc, dtype=float16))
                     self.fence.proxy_async(space="shared")  # make the generic-proxy writes visible to TMA
-                    self.sync()  # every row is in the buffer
-                    # One warp hands the buffer to TMA and the group returns to MMAs; the store drains meanwhile.
+                    self.sync()  # every chunk is in shared memory
+                    # One warp hands the chunks to TMA, one store each, and the group returns to MMAs.
                     with self.thread_group(thread_begin=0, num_threads=32):
-                        if self.epilogue == "rows":
-                            self.tma.shared_to_global(sc[group], gc, offsets=offsets)
-                        else:
-                            for j in range(self.block_n // 64):
-                                self.tma.shared_to_global(sc[group, j], gc, offsets=[offsets[0], offsets[1] + j * 64])
+                        for j in range(self.block_n // 64):
+                            self.tma.shared_to_global(sc[group, j], gc, offsets=[offsets[0], offsets[1] + j * 64])
                         self.tma.commit_group()
             # The block may not exit while TMA still reads its shared memory.
             with self.thread_group(thread_begin=0, num_threads=32):

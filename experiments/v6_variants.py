@@ -1,40 +1,43 @@
 # Experiment (not a chapter version): V6 as it was before its steps, with knobs for the attempts after it.
 # The V6 chapter's "Every step, measured" table: `python -m matmul_bench record --steps all` times these
 # variants (experiments/steps.py).
-# Knobs beyond V6's: `epilogue` picks how C leaves the block:
+# MatmulV6 with one more knob, `epilogue`, which picks how C leaves the block:
 #   "rows"      V6's staging buffer of plain 512-byte rows (eight-way bank conflicts on the stmatrix writes);
 #   "chunks"    four 64-column chunks in TMA's 128-byte swizzle (conflict-free writes, four TMA stores);
 #   "registers" no staging buffer: fp16 straight from registers to global memory, which frees 64 KB for a stage.
-# It keeps V6's code otherwise, so that each variant differs from V6 by one change.
+# "rows" and "registers" run V6's consumer, "chunks" V7's; only the staging memory (allocated in __call__) is this
+# file's. Each variant differs from V6 by one change.
 
 import tilus
-
-# Imported by the benchmark (by file path) while examples/hopper_matmul is on sys.path.
-from matmul_v6 import CONSUMERS, NUM_SMS, PRODUCER  # V6's warp roles and grid
-from tilus import GlobalTensor, SharedTensor, float16, float32, int32
+from tilus import float16, int32
 from tilus.utils import cdiv
 
-from pipeline import Pipeline
-from raster import TileRaster
+from matmul_bench import kernels
+
+kernels.use_kernel_dir()  # examples/hopper_matmul: V6 and the helpers it imports by name
+
+import matmul_v6  # noqa: E402
+import matmul_v7  # noqa: E402
+from matmul_v6 import CONSUMERS, PRODUCER  # noqa: E402  # V6's warp roles
+
+from pipeline import Pipeline  # noqa: E402
+from raster import TileRaster  # noqa: E402
 
 
-# Output tile per block; each consumer warp group takes block_m / 2 rows.
-@tilus.autotune("block_m, block_n", [[128, 256], [256, 128]])
-# 64 fp16 = 128-byte rows: TMA's widest swizzle, so shared-memory reads avoid bank conflicts.
-@tilus.autotune("block_k", [64])
-# 3 stages of 48 KB plus the 64 KB staging buffer for C fill the 227 KB of shared memory.
-@tilus.autotune("num_stages", [3])
-# Tile rows per swizzle group; 1 is plain row-major order.
-@tilus.autotune("swizzle_size", [1, 8])
 @tilus.autotune("epilogue", ["rows"])
-class MatmulV6Variants(tilus.Script):
+class MatmulV6Variants(matmul_v6.MatmulV6):
+    # Tilus's autotune decorator adds to the class's `_autotune_space`, which a subclass shares with its parent:
+    # a copy of V6's space (tile, stages, raster groups), so that the knob above is this class's alone.
+    _autotune_space = dict(matmul_v6.MatmulV6._autotune_space)
+
+    # The chunks' consumer is V7's: V7 kept this epilogue. (Its loop over the chunks is named `chunk` where this
+    # file's copy had `j`, the one difference in Tilus's source.cu; the PTX is the same.)
+    chunks_consumer = matmul_v7.MatmulV7.consumer
+
     def __init__(self, block_m: int, block_n: int, block_k: int, num_stages: int, swizzle_size: int, epilogue: str):
-        super().__init__()
+        super().__init__(block_m, block_n, block_k, num_stages, swizzle_size)
+        assert epilogue in ("rows", "chunks", "registers"), epilogue
         self.epilogue = epilogue
-        self.block_m, self.block_n, self.block_k = block_m, block_n, block_k
-        self.num_stages, self.swizzle_size = num_stages, swizzle_size
-        self.group_m = block_m // CONSUMERS  # rows of the tile per consumer warp group
-        self.num_sms = NUM_SMS
 
     def __call__(self, m_size: int32, n_size: int, k_size: int, a_ptr: ~float16, b_ptr: ~float16, c_ptr: ~float16):
         bm, bn, bk, gm = self.block_m, self.block_n, self.block_k, self.group_m
@@ -51,8 +54,8 @@ class MatmulV6Variants(tilus.Script):
         # Per stage: one A slab per consumer warp group, one B tile for both.
         sa = self.shared_tensor(dtype=float16, shape=[self.num_stages, CONSUMERS, gm, bk])
         sb = self.shared_tensor(dtype=float16, shape=[self.num_stages, bn, bk])
-        # Staging buffer for C: each consumer warp group's rows, on their way to TMA. Plain rows, so that
-        # one TMA box (up to 256 x 256 elements) covers a group's group_m x block_n rows.
+        # Staging memory for C, the knob: V6's plain rows, swizzled 64-column chunks, or a token 2 KB that
+        # V6's consumer takes as an argument but never touches (C then leaves from registers).
         if self.epilogue == "registers":
             sc = self.shared_tensor(dtype=float16, shape=[CONSUMERS, 8, 64])
         elif self.epilogue == "rows":
@@ -81,64 +84,10 @@ class MatmulV6Variants(tilus.Script):
                     self.tma.global_to_shared(src=gb, dst=sb[stage], offsets=[offset_n, offset_k], mbarrier=full)
 
         # TMA addresses global rows in 16-byte steps: with N % 8 != 0, C's rows are stored from registers.
-        # Consumer warp groups: the same code, each on its own rows.
-        self.consumer(0, pipe, raster, sa, sb, sc, gc, k_size, n_size % 8 == 0 and self.epilogue != "registers")
-        self.consumer(1, pipe, raster, sa, sb, sc, gc, k_size, n_size % 8 == 0 and self.epilogue != "registers")
-
-    def consumer(
-        self,
-        group: int,
-        pipe: Pipeline,
-        raster: TileRaster,
-        sa: SharedTensor,
-        sb: SharedTensor,
-        sc: SharedTensor,
-        gc: GlobalTensor,
-        k_size: int,
-        tma_store: bool,
-    ):
-        with self.thread_group(thread_begin=group * 128, num_threads=128):
-            for tile in range(self.blockIdx.x, raster.num_tiles, self.gridDim.x):
-                tile_m, tile_n = raster.tile_of(tile)
-                # This group's fp32 accumulator (group_m x block_n), zeroed for every tile.
-                acc = self.register_tensor(dtype=float32, shape=[self.group_m, self.block_n], init=0.0)
-                for k_tile in range(cdiv(k_size, self.block_k)):
-                    # Wait only for this stage's bytes; the producer keeps loading later stages meanwhile.
-                    stage = pipe.consumer_acquire()
-                    self.wgmma.fence()  # earlier writes to acc must be visible to the async MMA
-                    self.wgmma.mma(sa[stage, group], sb[stage].transpose(), acc)  # own A slab x shared B tile
-                    self.wgmma.commit_group()
-                    # Keep this K-tile's MMA in flight; only the previous K-tile's must have retired...
-                    self.wgmma.wait_group(1)
-                    if k_tile > 0:
-                        pipe.consumer_release()  # ...so its stage (the oldest held) goes back to the producer
-                # Drain the last MMA before reading acc, and release its stage.
-                self.wgmma.wait_group(0)
-                pipe.consumer_release()
-
-                offsets = [self.block_m * tile_m + group * self.group_m, self.block_n * tile_n]
-                if not tma_store:
-                    self.store_global(gc, self.cast(acc, dtype=float16), offsets=offsets)
-                else:
-                    # Epilogue: the previous tile's TMA store must have finished reading the staging buffer...
-                    with self.thread_group(thread_begin=0, num_threads=32):
-                        self.tma.wait_group(0, read=True)
-                    self.sync()  # ...before any thread of the group overwrites it
-                    if self.epilogue == "rows":
-                        self.store_shared(sc[group], self.cast(acc, dtype=float16))
-                    else:
-                        scv = self.reshape_shared(sc.permute([0, 2, 1, 3]), [CONSUMERS, self.group_m, self.block_n])
-                        self.store_shared(scv[group], self.cast(acc, dtype=float16))
-                    self.fence.proxy_async(space="shared")  # make the generic-proxy writes visible to TMA
-                    self.sync()  # every row is in the buffer
-                    # One warp hands the buffer to TMA and the group returns to MMAs; the store drains meanwhile.
-                    with self.thread_group(thread_begin=0, num_threads=32):
-                        if self.epilogue == "rows":
-                            self.tma.shared_to_global(sc[group], gc, offsets=offsets)
-                        else:
-                            for j in range(self.block_n // 64):
-                                self.tma.shared_to_global(sc[group, j], gc, offsets=[offsets[0], offsets[1] + j * 64])
-                        self.tma.commit_group()
-            # The block may not exit while TMA still reads its shared memory.
-            with self.thread_group(thread_begin=0, num_threads=32):
-                self.tma.wait_group(0)
+        # Rows and registers: V6's consumer (registers by taking its N % 8 != 0 path); chunks: V7's.
+        if self.epilogue == "chunks":
+            self.chunks_consumer(0, pipe, raster, sa, sb, sc, gc, k_size, n_size % 8 == 0)
+            self.chunks_consumer(1, pipe, raster, sa, sb, sc, gc, k_size, n_size % 8 == 0)
+        else:
+            self.consumer(0, pipe, raster, sa, sb, sc, gc, k_size, n_size % 8 == 0 and self.epilogue == "rows")
+            self.consumer(1, pipe, raster, sa, sb, sc, gc, k_size, n_size % 8 == 0 and self.epilogue == "rows")

@@ -21,36 +21,35 @@
 #   consumers' shared-memory writes have no bank conflicts; four TMA stores take the chunks out.
 
 import tilus
-
-# Imported by the benchmark (by file path) while examples/hopper_matmul is on sys.path.
-from matmul_v7 import CHUNK, CONSUMERS, NUM_SMS, PRODUCER  # V7's warp roles, grid and staging chunks
 from tilus import GlobalTensor, RegisterTensor, SharedTensor, float16, float32, int32
 from tilus.utils import cdiv
 
-from pipeline import Pipeline
-from raster import TileRaster
-from streamk import StreamKSchedule
+from matmul_bench import kernels
+
+kernels.use_kernel_dir()  # examples/hopper_matmul: V7 and the helpers it imports by name
+
+import matmul_v7  # noqa: E402
+from matmul_v7 import CHUNK, CONSUMERS, PRODUCER  # noqa: E402  # V7's warp roles and staging chunks
+
+from pipeline import Pipeline  # noqa: E402
+from raster import TileRaster  # noqa: E402
+from streamk import StreamKSchedule  # noqa: E402
 
 FIX_UP_ROWS = 16  # rows of a shared tile summed at a time: 32 fp32 registers per thread per operand
 
 
-# Output tile per block; each consumer warp group takes block_m / 2 rows.
-@tilus.autotune("block_m, block_n", [[128, 256]])
-# 64 fp16 = 128-byte rows: TMA's widest swizzle, so shared-memory reads avoid bank conflicts.
-@tilus.autotune("block_k", [64])
-# 3 stages of 48 KB plus the 64 KB of staging chunks for C: 208 of the 227 KB one block may use.
-@tilus.autotune("num_stages", [3])
-# Tile rows per raster group, V6's measured best.
-@tilus.autotune("swizzle_size", [16])
-# Stream-K on (the chapter's kernel) or off (V6's round-robin tail, to time the split on its own).
+# Stream-K on (the experiment) or off (V7's round-robin tail, to time the split on its own).
 @tilus.autotune("stream_k", [True])
-class MatmulV7StreamK(tilus.Script):
+class MatmulV7StreamK(matmul_v7.MatmulV7):
+    """V7 (its tile, stages, raster groups and staging chunks) with its last wave split along K."""
+
+    # Tilus's autotune decorator adds to the class's `_autotune_space`, which a subclass shares with its parent:
+    # a copy of V7's space, so that the knob above is this class's alone.
+    _autotune_space = dict(matmul_v7.MatmulV7._autotune_space)
+
     def __init__(self, block_m: int, block_n: int, block_k: int, num_stages: int, swizzle_size: int, stream_k: bool):
-        super().__init__()
-        self.block_m, self.block_n, self.block_k = block_m, block_n, block_k
-        self.num_stages, self.swizzle_size, self.stream_k = num_stages, swizzle_size, stream_k
-        self.group_m = block_m // CONSUMERS  # rows of the tile per consumer warp group
-        self.num_sms = NUM_SMS
+        super().__init__(block_m, block_n, block_k, num_stages, swizzle_size)
+        self.stream_k = stream_k
 
     def __call__(self, m_size: int32, n_size: int, k_size: int, a_ptr: ~float16, b_ptr: ~float16, c_ptr: ~float16):
         bm, bn, bk, gm = self.block_m, self.block_n, self.block_k, self.group_m

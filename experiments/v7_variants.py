@@ -17,9 +17,6 @@
 # producer warp group with setmaxnreg would buy nothing here.
 
 import tilus
-
-# Imported by the benchmark (by file path) while examples/hopper_matmul is on sys.path.
-from matmul_v6 import CONSUMERS, NUM_SMS, PRODUCER  # V6's warp roles and grid
 from tilus import GlobalTensor, SharedTensor, float16, float32, int32
 from tilus.hidet.ir.primitives.cuda import barrier_sync
 from tilus.hidet.ir.primitives.func import call_primitive_func, is_primitive_function, register_primitive_function
@@ -27,8 +24,15 @@ from tilus.hidet.ir.stmt import asm
 from tilus.hidet.lang import attrs, script
 from tilus.utils import cdiv
 
-from pipeline import Pipeline
-from raster import TileRaster
+from matmul_bench import kernels
+
+kernels.use_kernel_dir()  # examples/hopper_matmul: V6 and the helpers it imports by name
+
+import matmul_v6  # noqa: E402
+from matmul_v6 import CONSUMERS, PRODUCER  # noqa: E402  # V6's warp roles
+
+from pipeline import Pipeline  # noqa: E402
+from raster import TileRaster  # noqa: E402
 
 # Named barriers that hand the turn to start a K loop from one consumer group to the other: TURN + g is "group g
 # may start". Tilus's own self.sync() in thread groups takes ids from 1 up (this kernel uses 1 and 2); 0 is the
@@ -81,14 +85,17 @@ class SharedRing(Pipeline):
 @tilus.autotune("num_stages", [5, 4])
 @tilus.autotune("swizzle_size", [16, 8, 32])
 @tilus.autotune("schedule", ["pingpong"])
-class MatmulV7Variants(tilus.Script):
+class MatmulV7Variants(matmul_v6.MatmulV6):
+    """V6's block (grid, warp roles, producer warp) with ping-pong consumers: its __call__ and consumer replaced."""
+
+    # Tilus's autotune decorator adds to the class's `_autotune_space`, which a subclass shares with its parent:
+    # a space of its own (the decorators above), V6's untouched.
+    _autotune_space: dict = {}
+
     def __init__(self, block_m: int, block_n: int, block_k: int, num_stages: int, swizzle_size: int, schedule: str):
-        super().__init__()
+        super().__init__(block_m, block_n, block_k, num_stages, swizzle_size)  # V6's group_m goes unused here
         assert schedule == "pingpong", schedule
         self.schedule = schedule
-        self.block_m, self.block_n, self.block_k = block_m, block_n, block_k
-        self.num_stages, self.swizzle_size = num_stages, swizzle_size
-        self.num_sms = NUM_SMS
 
     def __call__(self, m_size: int32, n_size: int, k_size: int, a_ptr: ~float16, b_ptr: ~float16, c_ptr: ~float16):
         bm, bn, bk = self.block_m, self.block_n, self.block_k

@@ -1,4 +1,4 @@
-"""The stream-K schedule's model (examples/hopper_matmul/streamk.py): every K-tile once, each split tile shared by
+"""The stream-K schedule's model (experiments/streamk.py): every K-tile once, each split tile shared by
 two consecutive blocks in the order the fix-up relies on, equal shares, and no split where none is needed."""
 
 from __future__ import annotations
