@@ -117,6 +117,15 @@ def source_hash(kernel_file: Path) -> str:
     return digest.hexdigest()
 
 
+def files_hash(relative: list[str]) -> str:
+    """SHA-256 of files named relative to the repository root, then of the kernel helpers: an extra build's stamp."""
+    digest = hashlib.sha256()
+    helpers = [paths.KERNEL_DIR / name for name in HELPERS]
+    for path in (*(paths.ROOT / r for r in relative), *helpers):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
 # The kernel folder's modules whose code ends up inside a kernel (V4 and later import the first two).
 HELPERS = ("pipeline.py", "raster.py", "tilus_fixes.py")
 
