@@ -180,26 +180,6 @@ def build_sm90a(
 
 # --- SASS: the instructions the chapters talk about, counted in the code (static counts, not executions) ----
 
-# family -> what it is. A family is an opcode's first part ("LDSM" of "LDSM.16.M88.4"); WARPGROUP's are two parts.
-SASS_FAMILIES: dict[str, str] = {
-    "HMMA": "mma.sync: warp-level tensor-core MMA on register operands",
-    "HGMMA": "wgmma.mma_async: warp-group MMA reading shared memory by descriptor",
-    "WARPGROUP.ARRIVE": "wgmma.fence: orders register and shared-memory accesses before an HGMMA",
-    "WARPGROUP.DEPBAR": "wgmma.wait_group: waits until at most N HGMMA groups are pending",
-    "LDSM": "ldmatrix: 8 x 8 fragments from shared memory into registers",
-    "STSM": "stmatrix: 8 x 8 fragments from registers into shared memory",
-    "LDS": "plain shared-memory loads",
-    "STS": "plain shared-memory stores",
-    "LDG": "global-memory loads",
-    "STG": "global-memory stores",
-    "LDL": "local-memory loads (the stack: spills, arrays indexed at run time)",
-    "STL": "local-memory stores",
-    "UTMALDG": "TMA loads (cp.async.bulk.tensor global to shared)",
-    "UTMASTG": "TMA stores (cp.async.bulk.tensor shared to global)",
-    "SYNCS": "mbarrier operations: arrive, expect-tx, try-wait",
-    "BAR": "block-wide and named barriers (bar.sync)",
-    "USETMAXREG": "setmaxnreg: a warp group's register budget changed at run time",
-}
 _SASS_LINE = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*(?:\.[A-Za-z0-9_]+)*)([^;]*);", re.M)
 
 
@@ -209,8 +189,10 @@ def sass_instructions(sass: str) -> list[tuple[str, str]]:
 
 
 def sass_facts(sass: str) -> dict[str, dict[str, int]]:
-    """Static counts: each family of SASS_FAMILIES; HGMMA by shape; WARPGROUP.DEPBAR by the groups it leaves pending."""
-    families = dict.fromkeys(SASS_FAMILIES, 0)
+    """Static counts: each family of budget.SASS_FAMILIES; HGMMA by shape; WARPGROUP.DEPBAR by the groups it leaves pending."""
+    from matmul_site import budget
+
+    families = dict.fromkeys(budget.SASS_FAMILIES, 0)
     hgmma: dict[str, int] = {}
     depbar: dict[str, int] = {}
     for op, operands in sass_instructions(sass):
