@@ -180,7 +180,10 @@ def build_sm90a(
 
 # --- SASS: the instructions the chapters talk about, counted in the code (static counts, not executions) ----
 
-_SASS_LINE = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*(?:\.[A-Za-z0-9_]+)*)([^;]*);", re.M)
+# "/*0a40*/  @!P0 HGMMA.64x256x16.F32 R24, gdesc[UR4], RZ, !UPT, gsb0 ;": the address, a predicate, the opcode, operands.
+_SASS_LINE = re.compile(
+    r"^\s*/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*(?:\.[A-Za-z0-9_]+)*)([^;]*);", re.M
+)
 
 
 def sass_instructions(sass: str) -> list[tuple[str, str]]:
@@ -189,7 +192,7 @@ def sass_instructions(sass: str) -> list[tuple[str, str]]:
 
 
 def sass_facts(sass: str) -> dict[str, dict[str, int]]:
-    """Static counts: each family of budget.SASS_FAMILIES; HGMMA by shape; WARPGROUP.DEPBAR by the groups it leaves pending."""
+    """Static counts: each family of budget.SASS_FAMILIES; HGMMA by shape; WARPGROUP.DEPBAR by groups left pending."""
     from matmul_site import budget
 
     families = dict.fromkeys(budget.SASS_FAMILIES, 0)

@@ -337,7 +337,8 @@ def build_record(d: SphinxDirective) -> dict[str, Any]:
 def build_caption(record: dict[str, Any]) -> str:
     return (f"From the build record (plots/results/builds/sm_90a.json, written by python -m matmul_bench buildcheck "
             f"--record): each version built for {record['arch']} with its measured configuration at "
-            f"{numfmt.shape_text(tuple(record['shape']))} by Tilus {record['tilus']} and the ptxas of nvcc {record['nvcc']}; "
+            f"{numfmt.shape_text(tuple(record['shape']))} by Tilus {record['tilus']} and the ptxas of nvcc "
+            f"{record['nvcc']}; "
             "SASS by cuobjdump -sass, instructions counted in the code, not executions.")  # fmt: skip
 
 
