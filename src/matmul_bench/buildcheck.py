@@ -180,7 +180,7 @@ def build_sm90a(
 
 # --- SASS: the instructions the chapters talk about, counted in the code (static counts, not executions) ----
 
-# "/*0a40*/  @!P0 HGMMA.64x256x16.F32 R24, gdesc[UR4], RZ, !UPT, gsb0 ;": the address, a predicate, the opcode, operands.
+# "/*0a40*/  @!P0 HGMMA.64x256x16.F32 R24, gdesc[UR4], RZ, !UPT, gsb0 ;": address, predicate, opcode, operands.
 _SASS_LINE = re.compile(
     r"^\s*/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*(?:\.[A-Za-z0-9_]+)*)([^;]*);", re.M
 )
