@@ -192,6 +192,15 @@ def sweep_counts(data: Data, impl: str) -> str:
     )
 
 
+def reversed_step(row: dict[str, Any]) -> str:
+    """The step read the other way, its baseline over this row: the ratio and its bounds inverted, pays <-> costs."""
+    step = need(row.get("step"))
+    swap = {results.PAYS: results.COSTS, results.COSTS: results.PAYS, results.PARITY: results.PARITY}
+    inverse = {"median": 1 / step["median"], "low": 1 / step["high"], "high": 1 / step["low"],
+               "verdict": swap[results.verdict(step)]}  # fmt: skip
+    return numfmt.step_text(inverse)
+
+
 def attempt(row: dict[str, Any]) -> str:
     step = need(row.get("step"))
     words, _, ratio = numfmt.step_text(step).partition(": ")
@@ -301,6 +310,13 @@ for _rule in (results.PAYS, results.PARITY, results.COSTS):
     fact(f"ladder.{_rule}", f'The versions whose step {numfmt.STEP_WORDS[_rule]}: "V1, V2" or "none".',
          lambda d, rule=_rule: ladder_verdicts(d, rule))
 
+NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+                "twelve")
+fact("versions.count", 'How many versions the site builds, one per kernel file, as a word ("eight").',
+     lambda d: NUMBER_WORDS[n] if (n := len(versions.names())) < len(NUMBER_WORDS) else str(n))
+fact("versions.span", 'The first and the last version, "V0 to V7".',
+     lambda d: f"{versions.label(versions.names()[0])} to {versions.label(versions.names()[-1])}")
+
 # A version, or cuBLAS, in the ladder.
 fact("{version}.label", 'How tables and prose name the version: "V7".', lambda d, version: versions.label(version))
 ladder_fact("tflops", "Its throughput: TFLOPS from the median latency.", lambda d, r: unit_text("tflops", r["tflops"]))
@@ -334,6 +350,8 @@ fact("{impl}.sweep_{shape}", "Its ratio to cuBLAS in the sweep's run at that sha
 
 # A row of a steps run.
 steps_fact("step", "Its step over its run's baseline, by the rule.", lambda r: numfmt.step_text(need(r.get("step"))))
+steps_fact("reversed", "Its step read the other way, its baseline over it (a reader's edit back to the "
+           "baseline): the ratio inverted, pays and costs swapped.", reversed_step)
 steps_fact("attempt", 'The step as a tried change: "pays over v6-rows: " and the ratio, then "kept" or "not kept".',
            attempt)
 steps_fact("ratio", "Its speed over its run's cuBLAS, with the interval.",
