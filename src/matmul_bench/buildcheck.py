@@ -308,11 +308,11 @@ def record_extra(name: str) -> dict[str, Any]:
             experiment = experiments / file
             cls = getattr(_module_from(experiment, experiment.stem), cls_name)
             version = name.partition("-")[0]
-            files = [versions.get(version).path, experiment, experiments / "steps.py",
-                     *sorted(experiments.glob("streamk.py"))]  # fmt: skip
+            # The variant's configuration is recorded below; steps.py's other entries do not change the build.
+            files = [versions.get(version).path, experiment, *sorted(experiments.glob("streamk.py"))]
         report = build_sm90a(cls, config, *common.BENCH_SHAPE, sass=True)
     relative = [f.relative_to(paths.ROOT).as_posix() for f in files]
-    return {**build_facts(report), "of": version, "what": what, "files": relative,
+    return {**build_facts(report), "of": version, "what": what, "config": config, "files": relative,
             "source": budget.files_hash(relative)}  # fmt: skip
 
 
