@@ -201,6 +201,13 @@ def reversed_step(row: dict[str, Any]) -> str:
     return numfmt.step_text(inverse)
 
 
+def sweep_versions(data: Data) -> str:
+    timed = {impl for run in results.sweep_runs(data) for impl in run["rows"]}
+    labels = [versions.label(name) for name in versions.names() if name in timed]
+    need(labels or None)
+    return labels[0] if len(labels) == 1 else f"{', '.join(labels[:-1])} and {labels[-1]}"
+
+
 def attempt(row: dict[str, Any]) -> str:
     step = need(row.get("step"))
     words, _, ratio = numfmt.step_text(step).partition(": ")
@@ -344,6 +351,7 @@ ladder_fact("dram_throughput", "Nsight Compute: DRAM throughput as a share of it
             lambda d, r: counter(r, "dram_throughput_pct", "pct"))
 
 # The sweep.
+fact("sweep.versions", 'The versions the sweep times, "V5, V6 and V7".', lambda d: sweep_versions(d))
 fact("{impl}.sweep", "At how many of the sweep's shapes it is behind, at parity with, ahead of cuBLAS.", sweep_counts)
 fact("{impl}.sweep_{shape}", "Its ratio to cuBLAS in the sweep's run at that shape, by the rule.",
      lambda d, impl, shape: numfmt.vs_cublas_text(need(results.sweep_row(d, impl, shape_of(shape)))["ratio_to_cublas"]))
