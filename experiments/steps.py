@@ -5,7 +5,8 @@ kernel class: a file here or in examples/hopper_matmul/, its class, the config, 
 times its variants and cuBLAS interleaved, in the benchmark's fresh processes, after checking each one
 against a float64 reference at 8192^3 and at M = 1000 and 1100 (ragged, and an odd number of tile rows).
 Each variant's step ratio is paired with the run's ``baseline`` round by round (or with the variant that
-``over`` names for it); ``kept`` names the changes that went into the next version; ``profile`` asks
+``over`` names for it); ``kept`` names the variants whose change went into a version of the site (V6 or V7:
+the chapters say which); ``profile`` asks
 ``--ncu`` to profile the run's rows. The results file keys a steps run by (after, title, shape): rerunning
 a run replaces its record.
 """
@@ -66,7 +67,7 @@ RUNS: dict[str, dict[str, Any]] = {
             "v4", "v5-s3", "v5-s4", "v6-rows", "v6-chunks", "v6-chunks-sw4", "v6-chunks-sw8", "v6-chunks-sw16",
             "v6-regs-s3", "v6-regs-s4", "v6-chunks-256x128", "v6-chunks-k32s6", "v6-chunks-k32s6-sw8",
         ],
-        "kept": [],
+        "kept": ["v6-chunks-sw16"],  # chunks with groups of 16: V7's design, kept after V7's own runs
     },
     "round 2": {
         "after": "v6",
@@ -76,7 +77,7 @@ RUNS: dict[str, dict[str, Any]] = {
             "v6-rows", "v6-rows-sw16", "v6-chunks-sw16", "v6-chunks-sw32", "v6-chunks-k32s6-sw16",
             "v6c-chunks-sw1", "v6c-chunks-sw4", "v6c-chunks-sw8", "v6c-chunks-k32s6-sw8",
         ],
-        "kept": ["v6-rows-sw16"],  # swizzle groups of 16: the V6 of the chapter
+        "kept": ["v6-rows-sw16", "v6-chunks-sw16"],  # groups of 16: the V6 of the chapter; with chunks, V7's design
     },
     "v7 round 1": {
         "after": "v6",

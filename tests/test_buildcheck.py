@@ -12,7 +12,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def minimal_build() -> buildcheck.BuildReport:
-    return buildcheck.build_sm90a(MinimalTmaWgmma, {"block_m": 128, "block_n": 128, "block_k": 64})
+    return buildcheck.build_sm90a(MinimalTmaWgmma, {"block_m": 128, "block_n": 128, "block_k": 64}, sass=True)
 
 
 def test_minimal_kernel_ptx_holds_tma_wgmma_and_mbarrier(minimal_build: buildcheck.BuildReport) -> None:
@@ -37,3 +37,41 @@ def test_minimal_kernel_does_not_spill(minimal_build: buildcheck.BuildReport) ->
 def test_build_check_reports_nvcc_errors() -> None:
     with pytest.raises(buildcheck.BuildCheckError, match="nvcc --ptx failed"):
         buildcheck.compile_sm90a("this is not CUDA")
+
+
+def test_minimal_kernel_sass_counts_its_hgmma_shape_and_tma_loads(minimal_build: buildcheck.BuildReport) -> None:
+    counted = buildcheck.sass_facts(minimal_build.sass)
+    assert "HGMMA.64x128x16.F32" in minimal_build.sass
+    assert counted["hgmma"] == {"64x128x16.F32": counted["sass"]["HGMMA"]} and counted["sass"]["HGMMA"] > 0
+    assert counted["sass"]["UTMALDG"] > 0 and counted["sass"]["HMMA"] == 0
+    assert counted["depbar"] == {"0": counted["sass"]["WARPGROUP.DEPBAR"]}  # wait_group(0) only
+
+
+SASS = """
+        /*0100*/                   LDSM.16.M88.4 R4, [R2] ;
+        /*0110*/              @!P0 HGMMA.64x256x16.F32 R24, gdesc[UR4], RZ, !UPT, gsb0 ;
+        /*0120*/                   WARPGROUP.DEPBAR.LE gsb0, 0x1 ;
+        /*0130*/                   LDS.128 R8, [R3] ;
+        /*0140*/              @UP0 WARPGROUP.DEPBAR.LE gsb0, 0x0 ;
+        /*0150*/                   STSM.16.M88.4 [R5], R8 ;
+        /*0160*/                   SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR8], R9 ;
+"""
+
+
+def test_sass_is_counted_by_family_shape_and_pending_groups() -> None:
+    counted = buildcheck.sass_facts(SASS)
+    families = {k: v for k, v in counted["sass"].items() if v}
+    assert families == {"LDSM": 1, "HGMMA": 1, "WARPGROUP.DEPBAR": 2, "LDS": 1, "STSM": 1, "SYNCS": 1}
+    assert counted["hgmma"] == {"64x256x16.F32": 1}
+    assert counted["depbar"] == {"0": 1, "1": 1}
+
+
+def test_ptxas_advisories_are_counted_by_code_and_compile_time_dropped() -> None:
+    report = (
+        "ptxas info    : (C7517) warpgroup.wait is injected in around line 3 by compiler\n"
+        "ptxas info    : (C7518) Potential Performance Loss: wgmma.mma_async instructions are serialized\n"
+        "ptxas info    : Used 154 registers, used 1 barriers\n"
+        "ptxas info    : Compile time = 187.753 ms\n"
+    )
+    assert buildcheck.advisories(report) == {"C7517": 1, "C7518": 1}
+    assert "Compile time" not in buildcheck.ptxas_text(report) and "Used 154" in buildcheck.ptxas_text(report)

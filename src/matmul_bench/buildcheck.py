@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import sysconfig
 import tempfile
 from dataclasses import dataclass
@@ -41,6 +42,13 @@ class BuildReport:
     spill_loads: int
     stack_bytes: int
     ptxas_report: str
+    barriers: int = 0  # named barriers (bar.sync ids) the kernel uses, from ptxas -v
+    sass: str = ""  # cuobjdump -sass of the cubin, when asked for (compile_sm90a(..., sass=True))
+
+    @property
+    def advisories(self) -> dict[str, int]:
+        """ptxas's numbered messages ("(C7517) warpgroup.wait is injected ...") by code: how many of each."""
+        return advisories(self.ptxas_report)
 
 
 class BuildCheckError(RuntimeError):
@@ -106,16 +114,41 @@ def _count(pattern: str, text: str) -> int:
     return int(match.group(1)) if match else 0
 
 
-def compile_sm90a(source: str) -> BuildReport:
-    """Compile generated CUDA C++ to PTX for sm_90a, then assemble that PTX with ptxas -v for its resource report."""
+def advisories(report: str) -> dict[str, int]:
+    """ptxas's numbered messages by code, e.g. {"C7517": 1, "C7518": 1}; ptxas prints them with or without -v."""
+    counts: dict[str, int] = {}
+    for code in re.findall(r"^ptxas \w+\s*: \((C\d+)\)", report, re.M):
+        counts[code] = counts.get(code, 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def ptxas_text(report: str) -> str:
+    """ptxas's output without its "Compile time" line (the one line that changes from one run to the next)."""
+    return "\n".join(line for line in report.splitlines() if "Compile time =" not in line).strip() + "\n"
+
+
+def disassemble(cubin: Path) -> str:
+    """``cuobjdump -sass`` of a cubin (it runs nvdisasm, which the nvidia-cuda-nvdisasm wheel ships)."""
+    cuobjdump = find_tool("cuobjdump")
+    nvdisasm_dir = str(Path(find_tool("nvdisasm")).parent)
+    env = {**os.environ, "PATH": os.pathsep.join([nvdisasm_dir, os.environ.get("PATH", "")])}
+    done = subprocess.run([cuobjdump, "-sass", str(cubin)], capture_output=True, text=True, env=env)
+    if done.returncode != 0:
+        raise BuildCheckError(f"cuobjdump -sass failed:\n{done.stderr[-4000:]}")
+    return done.stdout
+
+
+def compile_sm90a(source: str, sass: bool = False) -> BuildReport:
+    """Compile generated CUDA C++ to PTX for sm_90a, then assemble that PTX with ptxas -v for its resource report;
+    with ``sass``, also disassemble the cubin."""
     with tempfile.TemporaryDirectory(prefix="nvcc-sm90a-") as tmp:
         src, ptx = Path(tmp) / "source.cu", Path(tmp) / "kernel.ptx"
         src.write_text(source)
         includes = [f"-I{d}" for d in _include_dirs()]
         _run([find_tool("nvcc"), *NVCC_FLAGS, *includes, "--ptx", str(src), "-o", str(ptx)], "nvcc --ptx")
         # One front-end pass: ptxas assembles the PTX we already have and reports registers and spills.
-        report = _run([find_tool("ptxas"), "-arch=sm_90a", "-v", str(ptx), "-o", str(Path(tmp) / "kernel.cubin")],
-                      "ptxas")  # fmt: skip
+        cubin = Path(tmp) / "kernel.cubin"
+        report = _run([find_tool("ptxas"), "-arch=sm_90a", "-v", str(ptx), "-o", str(cubin)], "ptxas")
         return BuildReport(
             source=source,
             ptx=ptx.read_text(),
@@ -124,6 +157,8 @@ def compile_sm90a(source: str) -> BuildReport:
             spill_loads=_count(r"(\d+) bytes spill loads", report),
             stack_bytes=_count(r"(\d+) bytes stack frame", report),
             ptxas_report=report,
+            barriers=_count(r"used (\d+) barriers", report),
+            sass=disassemble(cubin) if sass else "",
         )
 
 
@@ -135,10 +170,46 @@ def cpu_operands(m: int, n: int, k: int) -> tuple[torch.Tensor, torch.Tensor, to
     return a, b, c
 
 
-def build_sm90a(script_cls: type, config: dict[str, Any], m: int = 1024, n: int = 1024, k: int = 1024) -> BuildReport:
-    """Lower one configuration of a matmul script for sm_90a and compile it with nvcc."""
+def build_sm90a(
+    script_cls: type, config: dict[str, Any], m: int = 1024, n: int = 1024, k: int = 1024, sass: bool = False
+) -> BuildReport:
+    """Lower one configuration of a matmul script for sm_90a and compile it with nvcc (``sass``: and disassemble)."""
     a, b, c = cpu_operands(m, n, k)
-    return compile_sm90a(generate_source(script_cls, config, (m, n, k, a, b, c)))
+    return compile_sm90a(generate_source(script_cls, config, (m, n, k, a, b, c)), sass=sass)
+
+
+# --- SASS: the instructions the chapters talk about, counted in the code (static counts, not executions) ----
+
+# "/*0a40*/  @!P0 HGMMA.64x256x16.F32 R24, gdesc[UR4], RZ, !UPT, gsb0 ;": address, predicate, opcode, operands.
+_SASS_LINE = re.compile(
+    r"^\s*/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*(?:\.[A-Za-z0-9_]+)*)([^;]*);", re.M
+)
+
+
+def sass_instructions(sass: str) -> list[tuple[str, str]]:
+    """Every instruction of a disassembly as (opcode with its modifiers, operands)."""
+    return [(op, operands.strip()) for op, operands in _SASS_LINE.findall(sass)]
+
+
+def sass_facts(sass: str) -> dict[str, dict[str, int]]:
+    """Static counts: each family of budget.SASS_FAMILIES; HGMMA by shape; WARPGROUP.DEPBAR by groups left pending."""
+    from matmul_site import budget
+
+    families = dict.fromkeys(budget.SASS_FAMILIES, 0)
+    hgmma: dict[str, int] = {}
+    depbar: dict[str, int] = {}
+    for op, operands in sass_instructions(sass):
+        parts = op.split(".")
+        family = ".".join(parts[:2]) if parts[0] == "WARPGROUP" else parts[0]
+        if family in families:
+            families[family] += 1
+        if family == "HGMMA":
+            shape = ".".join(parts[1:])
+            hgmma[shape] = hgmma.get(shape, 0) + 1
+        if family == "WARPGROUP.DEPBAR":
+            pending = str(int(operands.rsplit(",", 1)[-1].strip(), 16))
+            depbar[pending] = depbar.get(pending, 0) + 1
+    return {"sass": families, "hgmma": dict(sorted(hgmma.items())), "depbar": dict(sorted(depbar.items()))}
 
 
 # --- the build record behind each chapter's budget box -----------------------------------------------
@@ -166,50 +237,125 @@ def measured_config(version: str) -> dict[str, Any]:
     return versions.get(version).tuned
 
 
+def build_facts(report: BuildReport) -> dict[str, Any]:
+    """What the record keeps of one build: resources (ptxas), launch, advisories, SASS counts, ptxas's output."""
+    return {
+        "registers": report.registers,
+        "spill_stores": report.spill_stores,
+        "spill_loads": report.spill_loads,
+        "stack_bytes": report.stack_bytes,
+        "barriers": report.barriers,
+        **launch_facts(report.source),
+        "advisories": report.advisories,
+        **sass_facts(report.sass),
+        "ptxas": ptxas_text(report.ptxas_report),
+    }
+
+
 def record_one(version: str) -> dict[str, Any]:
-    """Build one version for sm_90a at the ladder's configuration; what its budget box needs."""
+    """Build one version for sm_90a at the ladder's configuration; its build facts."""
     import importlib
 
     kernel_cls = getattr(importlib.import_module(f"matmul_{version}"), f"MatmulV{version[1:]}")
     config = measured_config(version)
-    report = build_sm90a(kernel_cls, config, *common.BENCH_SHAPE)
+    report = build_sm90a(kernel_cls, config, *common.BENCH_SHAPE, sass=True)
     from matmul_site import budget, versions
 
-    source_hash = budget.source_hash(versions.get(version).path)
-    return {"registers": report.registers, **launch_facts(report.source), "source": source_hash}
+    return {**build_facts(report), "source": budget.source_hash(versions.get(version).path)}
 
 
-def build_all_versions() -> dict[str, dict[str, Any]]:
-    """Every version built for sm_90a (in parallel processes): what its budget box needs, by name."""
+# Builds beside the versions that a chapter quotes: name -> (kind, what it is). "edit": a try-it edit of
+# experiments/tryit.py (version-name) applied to the chapter's kernel; "steps": a variant of experiments/steps.py.
+EXTRA_BUILDS: dict[str, tuple[str, str]] = {
+    "v5-no-final-wait": ("edit", "V5 without the wait_group(0) before the epilogue (its Try it)"),
+    "v7-streamk": ("steps", "V7 with stream-K for the last wave (experiments/v7_streamk.py)"),
+}
+
+
+def _module_from(path: Path, name: str) -> Any:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise BuildCheckError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def record_extra(name: str) -> dict[str, Any]:
+    """Build one of EXTRA_BUILDS at the ladder's shape; its build facts and the files it was built from."""
+    from matmul_site import budget, paths, versions
+
+    kind, what = EXTRA_BUILDS[name]
+    experiments = paths.ROOT / "experiments"
+    with tempfile.TemporaryDirectory(prefix="buildcheck-") as tmp:
+        if kind == "edit":
+            from matmul_bench import tryit
+
+            version, _, edit_name = name.partition("-")
+            entry = tryit.load_spec(tryit.SPEC_FILE)["EDITS"][version][edit_name]
+            kernel = versions.get(version).path
+            edited = Path(tmp) / kernel.name
+            edited.write_text(tryit.apply_edits(kernel.read_text(encoding="utf-8"), entry["edits"], str(kernel)))
+            cls = getattr(_module_from(edited, f"{kernel.stem}_edited"), f"MatmulV{version[1:]}")
+            config = {**versions.get(version).tuned, **entry["config"]}
+            files = [kernel, tryit.SPEC_FILE]
+        else:
+            if str(experiments) not in sys.path:  # the experiments import their helpers (streamk.py) by name
+                sys.path.insert(0, str(experiments))
+            file, cls_name, config, _ = _module_from(experiments / "steps.py", "_steps_spec").VARIANTS[name]
+            experiment = experiments / file
+            cls = getattr(_module_from(experiment, experiment.stem), cls_name)
+            version = name.partition("-")[0]
+            # The variant's configuration is recorded below; steps.py's other entries do not change the build.
+            files = [versions.get(version).path, experiment, *sorted(experiments.glob("streamk.py"))]
+        report = build_sm90a(cls, config, *common.BENCH_SHAPE, sass=True)
+    relative = [f.relative_to(paths.ROOT).as_posix() for f in files]
+    return {**build_facts(report), "of": version, "what": what, "config": config, "files": relative,
+            "source": budget.files_hash(relative)}  # fmt: skip
+
+
+def _build(item: tuple[str, str]) -> dict[str, Any]:
+    kind, name = item
+    return record_one(name) if kind == "version" else record_extra(name)
+
+
+def build_all() -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
+    """Every version and every extra build for sm_90a (in parallel processes): their build facts, by name."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     from matmul_site import versions
 
-    names = list(versions.names())
+    items = [("version", n) for n in versions.names()] + [("extra", n) for n in EXTRA_BUILDS]
     context = multiprocessing.get_context("spawn")  # fresh interpreters: Tilus keeps global build state
     with ProcessPoolExecutor(max_workers=os.cpu_count() or 1, mp_context=context) as pool:
-        return dict(zip(names, pool.map(record_one, names), strict=True))
+        built = dict(zip(items, pool.map(_build, items), strict=True))
+    return ({n: v for (k, n), v in built.items() if k == "version"},
+            {n: v for (k, n), v in built.items() if k == "extra"})  # fmt: skip
 
 
 def record(path: Path) -> dict[str, Any]:
     """Build every version (in parallel) and write the record atomically; return it."""
     from matmul_site import budget
 
-    built = build_all_versions()
+    built, extras = build_all()
     data = {
         "arch": "sm_90a",
         "shape": list(common.BENCH_SHAPE),
         "tilus": tilus.__version__,
-        "nvcc": _nvcc_version(),
+        "nvcc": _tool_version("nvcc"),
+        "cuobjdump": _tool_version("cuobjdump"),
         "versions": built,
+        "extras": extras,
     }
     budget.write_record(path, data)
     return data
 
 
-def _nvcc_version() -> str:
-    done = subprocess.run([find_tool("nvcc"), "--version"], capture_output=True, text=True, check=True)
+def _tool_version(name: str) -> str:
+    done = subprocess.run([find_tool(name), "--version"], capture_output=True, text=True, check=True)
     return done.stdout.strip().splitlines()[-1]
 
 
@@ -225,7 +371,12 @@ def main(argv: list[str]) -> int:
     )
     parser.add_argument("--record", action="store_true", help=f"also write them to {budget.BUILD_RECORD}")
     args = parser.parse_args(argv)
-    built = record(budget.BUILD_RECORD) if args.record else {"versions": build_all_versions()}
-    for name, entry in built["versions"].items():
-        print(f"{name}: {entry}")
+    if args.record:
+        built = record(budget.BUILD_RECORD)
+    else:
+        versions_built, extras = build_all()
+        built = {"versions": versions_built, "extras": extras}
+    for name, entry in [*built["versions"].items(), *built["extras"].items()]:
+        shown = {k: v for k, v in entry.items() if k not in ("ptxas", "source", "files")}
+        print(f"{name}: {shown}")
     return 0

@@ -31,6 +31,29 @@ BLOCKS_PER_SM = 32
 BUILD_RECORD = paths.RESULTS_DIR / "builds" / "sm_90a.json"
 
 
+# The SASS families the build record counts (python -m matmul_bench buildcheck --record): family -> (the PTX it
+# comes from, what it does). A family is an opcode's first part ("LDSM" of "LDSM.16.M88.4"); WARPGROUP's are two.
+SASS_FAMILIES: dict[str, tuple[str, str]] = {
+    "HMMA": ("mma.sync", "warp-level tensor-core MMA on register operands"),
+    "HGMMA": ("wgmma.mma_async", "warp-group MMA reading shared memory by descriptor"),
+    "WARPGROUP.ARRIVE": ("wgmma.fence", "orders register and shared-memory accesses before an HGMMA"),
+    "WARPGROUP.DEPBAR": ("wgmma.wait_group", "waits until at most N HGMMA groups are pending"),
+    "LDSM": ("ldmatrix", "8 x 8 fragments from shared memory into registers"),
+    "STSM": ("stmatrix", "8 x 8 fragments from registers into shared memory"),
+    "LDS": ("ld.shared", "plain shared-memory loads"),
+    "STS": ("st.shared", "plain shared-memory stores"),
+    "LDG": ("ld.global", "global-memory loads"),
+    "STG": ("st.global", "global-memory stores"),
+    "LDL": ("ld.local", "local-memory loads: the stack (spills, arrays indexed at run time)"),
+    "STL": ("st.local", "local-memory stores"),
+    "UTMALDG": ("cp.async.bulk.tensor", "TMA loads, global to shared"),
+    "UTMASTG": ("cp.async.bulk.tensor", "TMA stores, shared to global"),
+    "SYNCS": ("mbarrier", "mbarrier operations: arrive, expect-tx, try-wait"),
+    "BAR": ("bar.sync", "block-wide and named barriers"),
+    "USETMAXREG": ("setmaxnreg", "a warp group's register budget changed at run time"),
+}
+
+
 class BudgetError(ValueError):
     """The build record is missing or does not describe this version; the message says how to remake it."""
 
@@ -62,6 +85,18 @@ def load_builds(path: Path = BUILD_RECORD) -> dict[str, Any]:
     if not path.is_file():
         raise BudgetError(f"{path}: no build record; run `python -m matmul_bench buildcheck --record`")
     return json.loads(path.read_text(encoding="utf-8"))
+
+
+_CACHE: dict[tuple[Path, int], dict[str, Any]] = {}
+
+
+def load_builds_cached(path: Path = BUILD_RECORD) -> dict[str, Any]:
+    """The build record, read again only when the file changes (a page names many build facts)."""
+    key = (path, path.stat().st_mtime_ns if path.is_file() else -1)
+    if key not in _CACHE:
+        _CACHE.clear()
+        _CACHE[key] = load_builds(path)
+    return _CACHE[key]
 
 
 def build_of(record: dict[str, Any], version: str) -> tuple[Build, dict[str, Any]]:
@@ -113,6 +148,15 @@ def source_hash(kernel_file: Path) -> str:
     """SHA-256 of a kernel file and the helpers it builds with: a changed kernel makes its record stale."""
     digest = hashlib.sha256()
     for path in (kernel_file, *(kernel_file.parent / name for name in HELPERS)):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def files_hash(relative: list[str]) -> str:
+    """SHA-256 of files named relative to the repository root, then of the kernel helpers: an extra build's stamp."""
+    digest = hashlib.sha256()
+    helpers = [paths.KERNEL_DIR / name for name in HELPERS]
+    for path in (*(paths.ROOT / r for r in relative), *helpers):
         digest.update(path.read_bytes())
     return digest.hexdigest()
 

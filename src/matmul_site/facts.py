@@ -8,7 +8,12 @@ this), and how it is printed. A name is ``subject.what``; a family of facts has 
 - ``{shape}``: a problem size, ``4096`` for 4096³ or ``16384x8192x1024``;
 - ``{row}``: a row of a steps run, by its name in the results file (``v6-rows-sw16``, ``try-v2-s4``),
   with ``@{shape}`` where runs at several shapes hold that name (``v7-streamk@4096``);
-- ``{edit}``: a chapter's try-it edit, ``{version}-{name}`` (``v5-release-before-wait``).
+- ``{edit}``: a chapter's try-it edit, ``{version}-{name}`` (``v5-release-before-wait``);
+- ``{build}``: a build in the sm_90a build record (plots/results/builds/sm_90a.json): a version, or one
+  of its extra builds (``v5-no-final-wait``, ``v7-streamk``); ``{instr}`` a SASS family of that record
+  (``hgmma``, ``stsm``, ``warpgroup_depbar``), ``{n}`` a number.
+
+Build facts come from the build record, not the results file; they print with any results file.
 
 ``latest`` stands for the newest version the ladder has measured: ``:fact:`latest.tflops``` is V7's TFLOPS
 while V8 has no results, and V8's once it has. Pages that speak of "where the ladder ends" use it, so a
@@ -25,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from matmul_site import numfmt, results, versions
+from matmul_site import budget, numfmt, results, versions
 from matmul_site.numfmt import NOT_MEASURED, unit_text
 
 Data = dict[str, Any] | None
@@ -35,6 +40,9 @@ PLACEHOLDERS = {
     "shape": r"\d+(?:x\d+x\d+)?",
     "row": r"(?!(?:v\d+|cublas)\.)[a-z][\w-]*(?:@\d+(?:x\d+x\d+)?)?",
     "edit": r"v\d+-[\w-]+",
+    "build": r"v\d+(?:-[a-z0-9][\w-]*)?",
+    "instr": r"[a-z]+(?:_[a-z]+)?",
+    "n": r"\d+",
 }
 
 
@@ -184,6 +192,22 @@ def sweep_counts(data: Data, impl: str) -> str:
     )
 
 
+def reversed_step(row: dict[str, Any]) -> str:
+    """The step read the other way, its baseline over this row: the ratio and its bounds inverted, pays <-> costs."""
+    step = need(row.get("step"))
+    swap = {results.PAYS: results.COSTS, results.COSTS: results.PAYS, results.PARITY: results.PARITY}
+    inverse = {"median": 1 / step["median"], "low": 1 / step["high"], "high": 1 / step["low"],
+               "verdict": swap[results.verdict(step)]}  # fmt: skip
+    return numfmt.step_text(inverse)
+
+
+def sweep_versions(data: Data) -> str:
+    timed = {impl for run in results.sweep_runs(data) for impl in run["rows"]}
+    labels = [versions.label(name) for name in versions.names() if name in timed]
+    need(labels or None)
+    return labels[0] if len(labels) == 1 else f"{', '.join(labels[:-1])} and {labels[-1]}"
+
+
 def attempt(row: dict[str, Any]) -> str:
     step = need(row.get("step"))
     words, _, ratio = numfmt.step_text(step).partition(": ")
@@ -210,6 +234,47 @@ def outcome_text(entry: dict[str, Any]) -> str:
         f"wrong in {len(wrong)} of {len(checks)} checks ({where}): up to {worst['bad']:,} of "
         f"{worst['shape']['m'] * worst['shape']['n']:,} elements outside tolerance{still}{largest}"
     )
+
+
+def build_entry(build: str) -> dict[str, Any]:
+    """One build of the sm_90a build record: a version's, or an extra build's."""
+    record = budget.load_builds_cached()
+    return need(record["versions"].get(build) or record.get("extras", {}).get(build))
+
+
+def sass_count(build: str, instr: str) -> str:
+    counts = build_entry(build).get("sass") or {}
+    family = {name.lower().replace(".", "_"): name for name in counts}.get(instr)
+    if family is None:
+        raise UnknownFact(f"{instr!r} is no SASS family of the build record (known: {', '.join(counts)})")
+    return f"{counts[family]:,}"
+
+
+def spills_text(entry: dict[str, Any]) -> str:
+    stores, loads = entry["spill_stores"], entry["spill_loads"]
+    return "no spills" if stores == loads == 0 else f"{stores:,} bytes of spill stores and {loads:,} of spill loads"
+
+
+def config_of(version: str) -> dict[str, Any]:
+    """The configuration a version measured (its kernel file's TUNED): the sizes below are arithmetic on it."""
+    if version not in versions.names():
+        raise Missing
+    return versions.get(version).tuned
+
+
+def stage_bytes(version: str) -> int:
+    """One stage of the ring: a block_m x block_k tile of A and a block_n x block_k tile of B, fp16."""
+    c = config_of(version)
+    return (c["block_m"] + c["block_n"]) * c["block_k"] * 2
+
+
+def c_tile_bytes(version: str) -> int:
+    c = config_of(version)
+    return c["block_m"] * c["block_n"] * 2
+
+
+def build_fact(what: str, doc: str, value: Callable[[dict[str, Any]], str]) -> None:
+    fact(f"{{build}}.{what}", doc, lambda d, build: value(build_entry(build)))
 
 
 def ladder_fact(what: str, doc: str, value: Callable[[Data, dict[str, Any]], str]) -> None:
@@ -252,6 +317,13 @@ for _rule in (results.PAYS, results.PARITY, results.COSTS):
     fact(f"ladder.{_rule}", f'The versions whose step {numfmt.STEP_WORDS[_rule]}: "V1, V2" or "none".',
          lambda d, rule=_rule: ladder_verdicts(d, rule))
 
+NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+                "twelve")
+fact("versions.count", 'How many versions the site builds, one per kernel file, as a word ("eight").',
+     lambda d: NUMBER_WORDS[n] if (n := len(versions.names())) < len(NUMBER_WORDS) else str(n))
+fact("versions.span", 'The first and the last version, "V0 to V7".',
+     lambda d: f"{versions.label(versions.names()[0])} to {versions.label(versions.names()[-1])}")
+
 # A version, or cuBLAS, in the ladder.
 fact("{version}.label", 'How tables and prose name the version: "V7".', lambda d, version: versions.label(version))
 ladder_fact("tflops", "Its throughput: TFLOPS from the median latency.", lambda d, r: unit_text("tflops", r["tflops"]))
@@ -279,12 +351,15 @@ ladder_fact("dram_throughput", "Nsight Compute: DRAM throughput as a share of it
             lambda d, r: counter(r, "dram_throughput_pct", "pct"))
 
 # The sweep.
+fact("sweep.versions", 'The versions the sweep times, "V5, V6 and V7".', lambda d: sweep_versions(d))
 fact("{impl}.sweep", "At how many of the sweep's shapes it is behind, at parity with, ahead of cuBLAS.", sweep_counts)
 fact("{impl}.sweep_{shape}", "Its ratio to cuBLAS in the sweep's run at that shape, by the rule.",
      lambda d, impl, shape: numfmt.vs_cublas_text(need(results.sweep_row(d, impl, shape_of(shape)))["ratio_to_cublas"]))
 
 # A row of a steps run.
 steps_fact("step", "Its step over its run's baseline, by the rule.", lambda r: numfmt.step_text(need(r.get("step"))))
+steps_fact("reversed", "Its step read the other way, its baseline over it (a reader's edit back to the "
+           "baseline): the ratio inverted, pays and costs swapped.", reversed_step)
 steps_fact("attempt", 'The step as a tried change: "pays over v6-rows: " and the ratio, then "kept" or "not kept".',
            attempt)
 steps_fact("ratio", "Its speed over its run's cuBLAS, with the interval.",
@@ -296,6 +371,33 @@ steps_fact("smem_wavefronts", "Nsight Compute: shared-memory store wavefronts.",
            lambda r: counter(r, "smem_store_wavefronts", "count"))
 steps_fact("smem_conflicts", "Nsight Compute: of those, the ones bank conflicts caused.",
            lambda r: counter(r, "smem_store_bank_conflicts", "count"))
+
+# A build (sm_90a, at the ladder's shape and configuration; the build record).
+build_fact("registers", "Registers per thread, from ptxas.", lambda e: str(e["registers"]))
+build_fact("spills", 'Bytes of spill stores and loads, from ptxas: "no spills" or both counts.', spills_text)
+build_fact("stack_frame", "The stack frame per thread, from ptxas.", lambda e: f"{e['stack_bytes']:,} bytes")
+build_fact("shared_memory", "Shared memory per block (the launch's dynamic shared memory).",
+           lambda e: numfmt.kb_text(e["shared_bytes"]))
+build_fact("advisories", 'The codes of the numbered messages ptxas printed ("C7517, C7518"), or "none".',
+           lambda e: ", ".join(e["advisories"]) or "none")
+build_fact("hgmma_shapes", 'The shapes of its HGMMA instructions, "64×256×16" (SASS), or "none".',
+           lambda e: ", ".join(s.split(".")[0].replace("x", "\u00d7") for s in e["hgmma"]) or "none")
+fact("{build}.sass_{instr}", "How many instructions of that SASS family its code holds (counted in the code, "
+     "not executed): hmma, hgmma, warpgroup_arrive, warpgroup_depbar, ldsm, stsm, lds, sts, ldg, stg, ldl, stl, "
+     "utmaldg, utmastg, syncs, bar, usetmaxreg.", lambda d, build, instr: sass_count(build, instr))
+fact("{build}.depbar_{n}", "How many of its WARPGROUP.DEPBAR waits leave at most n HGMMA groups pending "
+     "(wait_group(n)).", lambda d, build, n: str(build_entry(build)["depbar"].get(n, 0)))
+
+# Sizes computed from a version's configuration (its TUNED).
+fact("{version}.stage", "One stage of its ring: (block_m + block_n) × block_k fp16 values.",
+     lambda d, version: numfmt.kb_text(stage_bytes(version)))
+fact("{version}.ring", "Its whole ring: num_stages stages.",
+     lambda d, version: numfmt.kb_text(config_of(version)["num_stages"] * stage_bytes(version)))
+fact("{version}.c_tile", "Its output tile in fp16, block_m × block_n × 2 bytes (a staging buffer for C).",
+     lambda d, version: numfmt.kb_text(c_tile_bytes(version)))
+fact("{version}.ring_plus_one_and_c", "One stage more than its ring, plus the fp16 output tile.",
+     lambda d, version: numfmt.kb_text((config_of(version)["num_stages"] + 1) * stage_bytes(version)
+                                       + c_tile_bytes(version)))
 
 # A try-it edit.
 tryit_fact("outcome", 'What the edit did on the GPU, checked against float64: "exact in all ... checks", '

@@ -74,6 +74,11 @@ UNITS = {  # kind: (format, unit)
 }
 
 
+def kb_text(nbytes: int) -> str:
+    """A size in shared memory: "48 KB" when a whole number of KB (1024 bytes), else "208.1 KB"."""
+    return f"{nbytes // 1024} KB" if nbytes % 1024 == 0 else f"{nbytes / 1024:.1f} KB"
+
+
 def unit_text(kind: str, value: float | None) -> str:
     """A value with its unit ("601 TFLOPS", "1755 MHz", "45%"), or "not recorded" for None."""
     if value is None:

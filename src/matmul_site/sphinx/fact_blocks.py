@@ -14,7 +14,7 @@ from docutils import nodes
 from docutils.statemachine import StringList
 from sphinx.util.docutils import SphinxDirective
 
-from matmul_site import captions, facts, numfmt, paths, rerun, results, versions
+from matmul_site import budget, captions, facts, numfmt, paths, rerun, results, versions
 from matmul_site.numfmt import NOT_MEASURED, NOT_RECORDED, TIMES, unit_text
 from matmul_site.sphinx.results_nodes import Cell, caption_para, impl_cell, pending, table, value_node
 
@@ -177,7 +177,7 @@ def attempts(d: SphinxDirective, data: Data, patterns: tuple[str, ...], only_not
     if not rows:
         return [pending(f"No attempts after V6 are recorded yet: {NOT_MEASURED}.")]
     header = ["Variant", "What changed", "Run", "TFLOPS", f"{TIMES} cuBLAS [95% interval]", "Step [95% interval]"]
-    result = table([*header, "In V6"], rows, [14, 26, 14, 7, 14, 20, 6], "steps")
+    result = table([*header, "Kept"], rows, [14, 26, 14, 7, 14, 20, 6], "steps")
     return [result, caption_para(captions.steps_caption(data, runs))]
 
 
@@ -312,6 +312,95 @@ def _(d: SphinxDirective, data: Data) -> list[nodes.Node]:
     missing = f"The shape sweep is {NOT_MEASURED}."
     ready = bool(results.sweep_runs(data))
     return chart(d, "plot_sweep.py", ready, captions.chart_caption("plot_sweep.py", data), missing)
+
+
+# ---------------------------------------------------------------------------- the sm_90a builds
+
+# (label, value) of a build that a chapter's "what changed" compares; the SASS families follow.
+BUILD_ROWS: list[tuple[str, Callable[[dict[str, Any]], str]]] = [
+    ("Threads per block", lambda e: str(e["threads"])),
+    ("Registers per thread (ptxas)", lambda e: str(e["registers"])),
+    ("Spill stores, loads (ptxas)", lambda e: f"{e['spill_stores']:,}, {e['spill_loads']:,} bytes"),
+    ("Stack frame (ptxas)", lambda e: f"{e['stack_bytes']:,} bytes"),
+    ("Shared memory per block", lambda e: numfmt.kb_text(e["shared_bytes"])),
+    ("Named barriers (ptxas)", lambda e: str(e["barriers"])),
+    ("ptxas advisories", lambda e: ", ".join(f"{c} ({n})" for c, n in e["advisories"].items()) or "none"),
+    ("HGMMA shapes", lambda e: ", ".join(s.split(".")[0].replace("x", " \u00d7 ") for s in e["hgmma"]) or "none"),
+    ("WARPGROUP.DEPBAR, by groups left pending",
+     lambda e: ", ".join(f"{n} pending: {c}" for n, c in e["depbar"].items()) or "none"),
+    *((f"{family} ({ptx})", lambda e, family=family: f"{e['sass'][family]:,}")
+      for family, (ptx, _) in budget.SASS_FAMILIES.items()),
+]  # fmt: skip
+
+
+def build_record(d: SphinxDirective) -> dict[str, Any]:
+    d.env.note_dependency(str(budget.BUILD_RECORD))
+    try:
+        return budget.load_builds_cached()
+    except budget.BudgetError as err:
+        raise d.error(f"{d.arguments[0]}: {err}") from err
+
+
+def build_caption(record: dict[str, Any]) -> str:
+    return (f"From the build record (plots/results/builds/sm_90a.json, written by python -m matmul_bench buildcheck "
+            f"--record): each version built for {record['arch']} with its measured configuration at "
+            f"{numfmt.shape_text(tuple(record['shape']))} by Tilus {record['tilus']} and the ptxas of nvcc "
+            f"{record['nvcc']}; "
+            "SASS by cuobjdump -sass, instructions counted in the code, not executions.")  # fmt: skip
+
+
+@block("{version}.build_delta")
+def _(d: SphinxDirective, data: Data, version: str) -> list[nodes.Node]:
+    """What the sm_90a build of this version changed against the previous one's (ptxas's registers, spills,
+    stack, advisories; shared memory; SASS instruction counts); the unchanged facts in one line below."""
+    record = build_record(d)
+    names = versions.names()
+    if version not in names:
+        raise d.error(f"{d.arguments[0]}: no version {version!r}; known: {', '.join(names)}")
+    index = names.index(version)
+    missing = [v for v in names[max(index - 1, 0) : index + 1] if v not in record["versions"]]
+    if missing:  # a new chapter, before its first build check
+        return [
+            pending(
+                f"The build facts of {versions.label(version)} are not recorded yet: "
+                f"{', '.join(missing)} not in the build record (python -m matmul_bench buildcheck --record)."
+            )
+        ]
+    entry = record["versions"][version]
+    if index == 0:  # the first version: its own facts, the SASS families it uses
+        rows: list[list[Cell]] = [[label, value(entry)] for label, value in BUILD_ROWS if value(entry) not in (
+            "0", "none")]  # fmt: skip
+        result = table(["Build fact", versions.label(version)], rows, [50, 40], "build")
+        return [result, caption_para(build_caption(record))]
+    before = record["versions"][names[index - 1]]
+    changed: list[list[Cell]] = []
+    same: list[str] = []
+    for label, value in BUILD_ROWS:
+        old, new = value(before), value(entry)
+        if old != new:
+            changed.append([label, old, new])
+        elif new not in ("0", "none"):
+            same.append(f"{label} {new}")
+    header = ["Build fact", versions.label(names[index - 1]), versions.label(version)]
+    nodes_out: list[nodes.Node] = []
+    if changed:
+        nodes_out.append(table(header, changed, [44, 23, 23], "build"))
+    else:
+        nodes_out.append(pending(f"The build of {versions.label(version)} changed none of these facts."))
+    unchanged = "; ".join(same)
+    nodes_out.append(caption_para(f"Unchanged: {unchanged}. {build_caption(record)}"))
+    return nodes_out
+
+
+@block("{build}.ptxas")
+def _(d: SphinxDirective, data: Data, build: str) -> list[nodes.Node]:
+    """Everything ptxas printed for a build (its "Compile time" line left out), as a literal block."""
+    record = build_record(d)
+    entry = record["versions"].get(build) or record.get("extras", {}).get(build)
+    if entry is None:
+        raise d.error(f"{d.arguments[0]}: no build {build!r} in the build record")
+    text = entry["ptxas"].rstrip("\n")
+    return [nodes.literal_block(text, text, language="text")]
 
 
 # ---------------------------------------------------------------------------- for writers

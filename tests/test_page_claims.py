@@ -1,0 +1,91 @@
+"""Claims the pages make that a test can hold: the "kept" labels of the results are the steps specs', a step read
+in the other direction, counted versions, and V0's register arithmetic against Tilus's own estimate."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from matmul_bench import plan
+from matmul_site import facts, paths, results, versions
+
+EXPERIMENTS = paths.ROOT / "experiments"
+NUMBER_WORDS = "|".join(facts.NUMBER_WORDS)
+
+
+def test_every_recorded_kept_label_is_the_steps_spec_s() -> None:
+    data = results.load_default()
+    if data is None:
+        pytest.skip("no results file is committed")
+    kept_by_title: dict[str, set[str]] = {}
+    for spec_file in ("steps.py", "tryit.py"):
+        for run in plan.load_steps_file(EXPERIMENTS / spec_file)["RUNS"].values():
+            kept_by_title.setdefault(run["title"], set()).update(run.get("kept", ()))
+    wrong = []
+    for figure in data["steps"]:
+        assert figure["title"] in kept_by_title, f"steps run {figure['title']!r} is in no spec"
+        kept = kept_by_title[figure["title"]]
+        for rows in (figure["rows"], *(run["rows"] for run in figure["runs"])):
+            for impl, row in rows.items():
+                if impl != results.CUBLAS and bool(row.get("kept")) != (impl in kept):
+                    wrong.append(f"{figure['title']}: {impl} kept={row.get('kept')}")
+    assert wrong == [], f"kept labels that differ from experiments/steps.py or tryit.py: {wrong}"
+
+
+# Rows the chapters say went into a version (docs/chapters/v6.rst: groups of 16 are V6; chunks with groups of 16
+# are V7's design, which V7's own runs kept): every recorded row of theirs must say kept, in every steps table.
+KEPT_IN_PROSE = {"v6-rows-sw16": "chapters/v6.rst", "v6-chunks-sw16": "chapters/v6.rst"}
+
+
+def test_rows_the_chapters_call_kept_are_kept_everywhere() -> None:
+    data = results.load_default()
+    if data is None:
+        pytest.skip("no results file is committed")
+    for impl, page in KEPT_IN_PROSE.items():
+        assert f"``{impl}``" in (paths.DOCS_DIR / page).read_text(encoding="utf-8"), f"{page} no longer names {impl}"
+        labels = [row.get("kept") for f in data["steps"] for row in (f["rows"].get(impl),) if row is not None]
+        assert labels and all(labels), f"{impl} is called kept on {page} but not kept in the results: {labels}"
+
+
+def test_a_step_read_the_other_way_inverts_its_interval_and_verdict() -> None:
+    row = {"step": {"median": 1.25, "low": 1.1, "high": 1.6, "verdict": results.PAYS}}
+    assert facts.reversed_step(row) == "costs: 0.80\u00d7 [0.62, 0.91]"
+    row["step"] = {"median": 1.0, "low": 0.98, "high": 1.02, "verdict": "parity"}
+    assert facts.reversed_step(row).startswith("is at parity")
+
+
+def test_versions_are_counted_not_typed() -> None:
+    names = versions.names()
+    assert facts.render("versions.count", {}) == facts.NUMBER_WORDS[len(names)]
+    assert facts.render("versions.span", {}) == f"V0 to {versions.label(names[-1])}"
+    index = (paths.DOCS_DIR / "index.rst").read_text(encoding="utf-8")
+    typed = re.findall(rf"\b(?:{NUMBER_WORDS}|\d+) (?:times|versions)\b", index, re.I)
+    assert typed == [], f"docs/index.rst counts versions by hand: {typed}"
+    summary = (paths.PLOTS_DIR / "plot_summary.py").read_text(encoding="utf-8")
+    assert not re.search(r"V0\s*(?:-|to)\s*V\d", summary), "plots/plot_summary.py names a range of versions by hand"
+
+
+@pytest.mark.parametrize(
+    ("m", "n", "k", "registers"),
+    [(128, 128, 64, 256), (64, 128, 64, 160), (128, 64, 64, 160), (128, 128, 16, 160)],
+)
+def test_v0_register_arithmetic_is_tilus_s(m: int, n: int, k: int, registers: int) -> None:
+    """docs/chapters/v0.rst: 256 per thread at 128 x 128 x 64 (refused at 224), 160 for V0's tiles and for a
+    16-wide K slice at 128 x 128."""
+    from tilus import float16, float32
+    from tilus.lang.modules.cuda import cuda
+
+    if registers >= 224:
+        with pytest.raises(ValueError, match=rf"register usage \({registers}\)"):
+            cuda.resolve_dot_config(float16, float32, m=m, n=n, k=k, num_warps=4)
+        return
+    config = cuda.resolve_dot_config(float16, float32, m=m, n=n, k=k, num_warps=4)
+    halves = config.la.local_size + config.lb.local_size  # fp16 values per thread, two to a 32-bit register
+    assert halves // 2 + config.lc.local_size == registers
+
+
+def test_v0_page_states_the_arithmetic_the_test_checks() -> None:
+    page = (paths.DOCS_DIR / "chapters" / "v0.rst").read_text(encoding="utf-8")
+    for claim in ("That is 256 per thread", "come to 160", "16 registers per thread", "256 − 32 = 224"):
+        assert claim in " ".join(page.split()), claim
