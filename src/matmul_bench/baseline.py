@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from matmul_bench.plan import SWEEP_SHAPES, Shape
+from matmul_site import results
 
 NVJET = re.compile(r"nvjet_sm90_\w+?_(\d+)x(\d+)_(\d+)x(\d+)_(\d+)x(\d+)")
 
@@ -46,17 +47,40 @@ def kernel_at(shape: Shape) -> str:
     return max(events, key=lambda e: e.device_time_total).key
 
 
+def record(results_path: Path, found: dict[str, dict[str, Any]]) -> int:
+    """Each sweep figure of the results file gains ``cublas_kernel`` for its shape; written atomically.
+
+    Returns how many figures got one. The name is the profiler's; ``decoded`` is what :func:`decode` reads in it.
+    """
+    data = results.load(results_path)
+    count = 0
+    for figure in data.get("sweep", []):
+        key = "x".join(str(figure["shape"][d]) for d in ("m", "n", "k"))
+        if key in found:
+            figure["cublas_kernel"] = {"name": found[key]["kernel"], "decoded": decode(found[key]["kernel"])}
+            count += 1
+    results.write_atomic(results_path, data)
+    return count
+
+
 def main(argv: list[str]) -> int:
-    """``python -m matmul_bench baseline [--json FILE]``: cuBLAS's kernel at every sweep shape."""
+    """``python -m matmul_bench baseline``: cuBLAS's kernel at every sweep shape, printed and optionally recorded."""
     parser = argparse.ArgumentParser(prog="python -m matmul_bench baseline", description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", type=Path, help="also write {shape: {kernel, decoded}} to this file")
+    parser.add_argument("--into", type=Path, metavar="RESULTS", help="record the names in this results file's sweep")
+    parser.add_argument("--from-json", type=Path, help="take the names from a --json file of an earlier GPU run")
     args = parser.parse_args(argv)
-    found = {}
-    for shape in SWEEP_SHAPES:
-        name = kernel_at(shape)
-        key = "x".join(map(str, shape))
-        found[key] = {"kernel": name, "decoded": decode(name)}
-        print(f"{key:>18}  {name}", flush=True)
+    if args.from_json:
+        found = json.loads(args.from_json.read_text(encoding="utf-8"))
+    else:
+        found = {}
+        for shape in SWEEP_SHAPES:
+            name = kernel_at(shape)
+            found["x".join(map(str, shape))] = {"kernel": name, "decoded": decode(name)}
+    for key, entry in found.items():
+        print(f"{key:>18}  {entry['kernel']}", flush=True)
     if args.json:
         args.json.write_text(json.dumps(found, indent=1) + "\n", encoding="utf-8")
+    if args.into:
+        print(f"recorded for {record(args.into, found)} sweep shapes in {args.into}")
     return 0

@@ -229,6 +229,20 @@ def _validate_figure(figure: Any, field: str, *, steps: bool = False, band: floa
                                 row[key]["median"])  # fmt: skip
 
 
+def _validate_cublas_kernel(entry: Any, field: str) -> None:
+    entry = _dict(entry, field)
+    _string(entry, "name", field)
+    decoded = entry.get("decoded")
+    if decoded is not None:
+        decoded = _dict(decoded, f"{field}.decoded")
+        for key in ("tile", "cluster"):
+            value = _get(decoded, key, f"{field}.decoded")
+            if not (isinstance(value, list) and len(value) == 2 and all(isinstance(v, int) and v > 0 for v in value)):
+                raise _fail(f"{field}.decoded.{key}", "must be two positive integers", value)
+        _integer(decoded, "stages", f"{field}.decoded")
+        _integer(decoded, "block_k", f"{field}.decoded")
+
+
 def is_tryit_run(run: dict[str, Any]) -> bool:
     """Whether a steps run times a chapter's try-it changes (titled "Try it: ...") rather than attempted steps."""
     return str(run.get("title", "")).startswith(TRYIT_TITLE_PREFIX)
@@ -333,6 +347,8 @@ def validate(data: dict[str, Any]) -> None:
         seen = set()
         for index, run in enumerate(runs):
             _validate_figure(run, f"{name}[{index}]", steps=name == "steps", band=band)
+            if run.get("cublas_kernel") is not None:
+                _validate_cublas_kernel(run["cublas_kernel"], f"{name}[{index}].cublas_kernel")
             key = run_key(name, run)
             if key in seen:
                 raise _fail(f"{name}[{index}]", "repeats the key of an earlier run", key)

@@ -75,6 +75,26 @@ def _(d: SphinxDirective, data: Data) -> list[nodes.Node]:
     return [result, caption_para(captions.ladder_caption(data))]
 
 
+@block("sweep.baseline_kernels")
+def _(d: SphinxDirective, data: Data) -> list[nodes.Node]:
+    """cuBLAS's kernel at each sweep shape (the torch profiler's name) and the tile, K-tile, stages and cluster
+    that its nvjet name encodes."""
+    rows: list[list[Cell]] = []
+    for figure in results.sweep_runs(data):
+        entry = figure.get("cublas_kernel")
+        if not entry:
+            continue
+        code = entry.get("decoded") or {}
+        tile = f"{code['tile'][0]} {TIMES} {code['tile'][1]}" if code else NOT_RECORDED
+        cluster = f"{code['cluster'][0]} {TIMES} {code['cluster'][1]}" if code else NOT_RECORDED
+        stages = f"{code['stages']} of K {code['block_k']}" if code else NOT_RECORDED
+        rows.append([numfmt.shape_text(figure["shape"]), nodes.literal(text=entry["name"]), tile, stages, cluster])
+    if not rows:
+        return [pending(f"cuBLAS's kernels are {NOT_MEASURED}.")]
+    header = ["Shape", "cuBLAS kernel (torch profiler)", "Tile", "Stages", "Cluster"]
+    return [table(header, rows, [18, 46, 12, 12, 10], "baseline-kernels")]
+
+
 @block("ladder.steps_table")
 def _(d: SphinxDirective, data: Data) -> list[nodes.Node]:
     """Every step of the ladder: its paired ratio with the interval, and the verdict of the rule."""
