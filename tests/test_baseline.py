@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import fake_results
-
 from matmul_bench import baseline
 from matmul_site import results
 
