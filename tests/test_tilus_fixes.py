@@ -88,6 +88,23 @@ def test_fixes_turn_off_past_the_last_buggy_release(version: str, needed: bool) 
     assert tilus_fixes.needed(version) is needed
 
 
-def test_apply_reports_both_fixes_active_on_tilus_020() -> None:
+def test_apply_reports_every_fix_active_on_tilus_020() -> None:
     assert tilus_fixes.tilus.__version__ == "0.2.0", "re-check the fixes against this Tilus release"
-    assert tilus_fixes.apply() == {"tma_cta_group": True, "barriers_above_tiles": True, "exact_fast_divmod": True}
+    assert tilus_fixes.apply() == {
+        "tma_cta_group": True,
+        "barriers_above_tiles": True,
+        "exact_fast_divmod": True,
+        "whole_wgmma_n": True,
+    }
+
+
+@pytest.mark.parametrize(("n", "unfixed", "fixed"), [(64, 64, 64), (128, 128, 128), (192, 64, 192), (256, 256, 256),
+                                                     (200, 8, 200), (320, 64, 64)])  # fmt: skip
+def test_wgmma_takes_the_whole_tile_width_up_to_256(n: int, unfixed: int, fixed: int) -> None:
+    from tilus.hidet.ir.dtypes import float16, float32
+    from tilus.ir.instructions.cuda.wgmma import WgmmaMmaSSInst
+
+    tilus_fixes.apply()
+    inst_mnk = WgmmaMmaSSInst.get_inst_mnk
+    assert inst_mnk.__wrapped__(64, n, 64, float16, float16, float32) == (64, unfixed, 16)  # Tilus 0.2.0: gcd(N, 256)
+    assert inst_mnk(64, n, 64, float16, float16, float32) == (64, fixed, 16)

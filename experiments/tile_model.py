@@ -1,0 +1,268 @@
+"""Which output tile V8 uses for a problem: a small model computed from M, N and K, in plain Python.
+
+V8 is persistent: one block per SM walks the tiles ``b, b + P, b + 2P, ...`` (P = SM count). Every tile
+of one problem takes about the same time, so the busiest block does ``rounds = ceil(tiles / P)`` of
+them, and the kernel's time is that block's. Two things decide which tile is fastest:
+
+1. **Wave quantization.** ``tiles / P`` is the number of waves; the last one may be nearly empty.
+   The *wave efficiency* ``tiles / (rounds * P)`` is the fraction of the SMs' tile slots that hold
+   a tile. At 5120^3 a 128 x 256 tile gives 800 tiles = 6.06 waves: 7 rounds, and in the seventh
+   only 8 of 132 SMs work (efficiency 0.87). A tile at the edge of M or N that sticks out of C is
+   padding: the model counts whole tiles, so it pays for that too.
+2. **Bytes moved per FLOP.** Per K step, a tile of ``bm x bn`` loads ``(bm + bn)`` rows of operands from
+   L2 into shared memory for ``2 bm bn`` FLOPs: ``1/bm + 1/bn`` bytes per FLOP. Then each WGMMA
+   ``m64nNk16`` reads 64 rows of A and N rows of B from shared memory for ``2 * 64 * N * 16`` FLOPs:
+   ``1/64 + 1/N`` bytes per FLOP, whatever the warp group's share of the tile (a 128-row share issues
+   two such instructions, each reading all of B). A tile that moves more bytes per FLOP runs slower
+   per FLOP: its bytes compete with the MMAs for shared-memory bandwidth and, under the H200's 700 W
+   cap that the large shapes hit (1.4 GHz instead of 1.98 in the recorded sweep), for power. The model
+   charges a linear cost per byte, both kinds alike: a tile's cost per FLOP is
+   ``1 + OPERAND_BYTE_COST * (1/bm + 2/bn + 1/64)``.
+
+The predicted time of a candidate, in units of one full-efficiency 128 x 256 tile, is
+
+    rounds * (bm * bn) / (128 * 256) * cost_per_flop(tile) / cost_per_flop(128 x 256)
+
+and :func:`choose` takes the smallest (the first of the menu on a tie). K multiplies every term alike,
+so it scales every candidate's time by the same factor and never changes the choice; it is an argument
+so that the estimate can report bytes and FLOPs. The L2 footprint and DRAM traffic are left out: with
+V7's raster groups a wave reads about 0.001 bytes of DRAM per FLOP (16 A panels and 9 B panels for 132
+tiles of 128 x 256), a fifth of what the H200's 4.8 TB/s could feed at 989 TFLOPS.
+
+``OPERAND_BYTE_COST`` is fitted from the one recorded pair of kernels that differed only in the tile:
+V6 with swizzled chunks at 8192^3 (the steps table "round 1", merged over three runs on 2026-12-01),
+128 x 256 at 1.0093 of cuBLAS and 256 x 128 at 0.9582. Both have 2048 tiles (97% wave efficiency) and the
+same L2 bytes per FLOP; the 256 x 128 tile reads 1/128 + 1/64 instead of 1/256 + 1/64 bytes of shared
+memory per FLOP, and ``(1 + c * 0.03516) / (1 + c * 0.03125) = 1.0093 / 0.9582`` gives c = 23.9 (23.2 from
+the single run of 2026-11-30). It is a weak fit: one pair of medians; tests/test_v8_tile_model.py refits it
+from the results file. ``experiments/v8_check.py`` times every candidate and refits it.
+
+The menu holds only tiles that fit one block per SM with at least three pipeline stages (a consumer
+holds two stages while its last WGMMA is in flight, so with two stages TMA could refill a stage only
+after the WGMMA that read it retired: one K-tile ahead at most) and whose
+fp32 accumulator leaves room in the registers the launch allows. 192 x 256 with three consumer warp
+groups is not on it: three 56 KB stages and its 96 KB of C staging need 264 KB of the 227 KB.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+SM90_SHARED_BYTES = 227 * 1024  # dynamic shared memory one block may use on sm_90 (232448 bytes)
+# The register file is four banks of 16K 32-bit registers, one per SM sub-partition; the warps of a block are dealt
+# round-robin to the four, so the sub-partition with the most warps sets the registers per thread.
+REGISTERS_PER_SUBPARTITION = 16 * 1024
+SUBPARTITIONS = 4
+MAX_REGISTERS_PER_THREAD = 255
+H100_SMS = 132  # H100 SXM and H200
+BLOCK_K = 64  # fp16 columns per K-tile: 128-byte rows, TMA's widest swizzle (as V7)
+CHUNK = 64  # columns of C per staging chunk (as V7)
+MIN_STAGES = 3
+WGMMA_M = 64  # rows of one WGMMA instruction
+# Registers a consumer thread needs besides its accumulator: addresses, loop and pipeline state. The sm_90a builds
+# of V8's two-consumer tiles used 29 to 39 (tests/test_v8_build.py holds every build to its limit).
+REGISTER_HEADROOM = 40
+# With a whole producer warp group, setmaxnreg gives it this many registers per thread and the consumers the rest.
+PRODUCER_REGISTERS = 40
+# Cost of moving one operand byte (L2 -> shared, or shared -> tensor cores) in FLOPs, fitted as the docstring says.
+OPERAND_BYTE_COST = 23.9
+
+
+def _register_limit(warps: int) -> int:
+    """Registers per thread ptxas may use when every warp of the block is resident (a multiple of 8)."""
+    per_subpartition = math.ceil(warps / SUBPARTITIONS)
+    return min(MAX_REGISTERS_PER_THREAD, REGISTERS_PER_SUBPARTITION // (32 * per_subpartition) // 8 * 8)
+
+
+@dataclass(frozen=True)
+class Tile:
+    """One output tile shape and how V8 runs it: consumer warp groups split its rows, a ring of stages feeds them."""
+
+    block_m: int
+    block_n: int
+    consumers: int  # consumer warp groups; each takes block_m / consumers rows of the tile
+    num_stages: int
+
+    @property
+    def name(self) -> str:
+        return f"{self.block_m}x{self.block_n}"
+
+    @property
+    def group_m(self) -> int:
+        """Rows of the tile per consumer warp group."""
+        return self.block_m // self.consumers
+
+    @property
+    def config(self) -> dict[str, int]:
+        """The kernel's knobs for this tile (v8_tiles.MatmulV8's autotune names)."""
+        return {"block_m": self.block_m, "block_n": self.block_n, "consumers": self.consumers,
+                "num_stages": self.num_stages}  # fmt: skip
+
+    @property
+    def rebalances_registers(self) -> bool:
+        """Whether the accumulator needs more registers than the launch allows with a one-warp producer.
+
+        Then the producer is a whole warp group, and setmaxnreg moves registers from it to the consumers.
+        """
+        return self.accumulator_registers + REGISTER_HEADROOM > _register_limit(self.consumers * 4 + 1)
+
+    @property
+    def producer_threads(self) -> int:
+        return 128 if self.rebalances_registers else 32
+
+    @property
+    def threads(self) -> int:
+        return self.consumers * 128 + self.producer_threads
+
+    @property
+    def consumer_registers(self) -> int:
+        """Registers per consumer thread: the launch's limit, or what setmaxnreg raises it to."""
+        if not self.rebalances_registers:
+            return _register_limit(self.threads // 32)
+        # Per sub-partition: one producer warp at PRODUCER_REGISTERS and one warp of each consumer group.
+        spare = REGISTERS_PER_SUBPARTITION // 32 - PRODUCER_REGISTERS
+        return min(MAX_REGISTERS_PER_THREAD, spare // self.consumers // 8 * 8)
+
+    @property
+    def stage_bytes(self) -> int:
+        return (self.block_m + self.block_n) * BLOCK_K * 2
+
+    @property
+    def staging_bytes(self) -> int:
+        """C staged in fp16 for the TMA store."""
+        return self.block_m * self.block_n * 2
+
+    @property
+    def shared_bytes(self) -> int:
+        """The ring, the staging chunks and two 8-byte mbarriers per stage."""
+        return self.num_stages * self.stage_bytes + self.staging_bytes + self.num_stages * 2 * 8
+
+    @property
+    def accumulator_registers(self) -> int:
+        """fp32 accumulator registers per consumer thread: the group's share of the tile over 128 threads."""
+        return self.group_m * self.block_n // 128
+
+    @property
+    def l2_bytes_per_flop(self) -> float:
+        """Operand bytes TMA brings from L2 per FLOP: (bm + bn) rows of 2 bytes for 2 bm bn FLOPs per K step."""
+        return 1 / self.block_m + 1 / self.block_n
+
+    @property
+    def shared_bytes_per_flop(self) -> float:
+        """Operand bytes WGMMA reads from shared memory per FLOP: 64 + N rows for 2 * 64 * N FLOPs per K step."""
+        return 1 / WGMMA_M + 1 / self.block_n
+
+    @property
+    def cost_per_flop(self) -> float:
+        """Relative time of one FLOP in this tile's steady state: the MMA plus the operand bytes it moves."""
+        return 1 + OPERAND_BYTE_COST * (self.l2_bytes_per_flop + self.shared_bytes_per_flop)
+
+    def problems(self) -> list[str]:
+        """Why this tile cannot run as V8 does; empty when it can."""
+        found = []
+        if self.block_m % self.consumers or self.group_m % WGMMA_M:
+            found.append(f"{self.block_m} rows do not split into {self.consumers} multiples of {WGMMA_M}")
+        if self.block_n % CHUNK or not 0 < self.block_n <= 256:
+            found.append(f"block_n {self.block_n}: a WGMMA N of at most 256 and whole {CHUNK}-column chunks of C")
+        if self.num_stages < MIN_STAGES:
+            found.append(f"{self.num_stages} stages: TMA loads at most one K-tile ahead of a consumer that holds two")
+        if self.shared_bytes > SM90_SHARED_BYTES:
+            found.append(f"{self.shared_bytes} bytes of shared memory > {SM90_SHARED_BYTES}")
+        if self.accumulator_registers + REGISTER_HEADROOM > self.consumer_registers:
+            found.append(f"{self.accumulator_registers} accumulator registers + {REGISTER_HEADROOM} "
+                         f"> {self.consumer_registers} per consumer thread")  # fmt: skip
+        return found
+
+
+def deepest(block_m: int, block_n: int, consumers: int) -> Tile:
+    """The tile with as many stages as shared memory holds next to its C staging."""
+    probe = Tile(block_m, block_n, consumers, 0)
+    stages = (SM90_SHARED_BYTES - probe.staging_bytes) // (probe.stage_bytes + 2 * 8)
+    return Tile(block_m, block_n, consumers, max(stages, 0))
+
+
+# The menu, V7's tile first (it wins ties). Each takes as many stages as fit: 3, 3, 4, 6 and 3.
+CANDIDATES: tuple[Tile, ...] = (
+    deepest(128, 256, 2),
+    deepest(256, 128, 2),  # each consumer warp group: 128 x 128, two m64n128k16 per K step
+    deepest(128, 192, 2),
+    deepest(128, 128, 2),
+    deepest(192, 192, 3),  # three consumer warp groups of 64 rows
+)
+# Considered and left off the menu; tile_model.Tile.problems says why.
+REJECTED: tuple[Tile, ...] = (deepest(192, 256, 3), deepest(256, 192, 2), deepest(256, 256, 2))
+REFERENCE = CANDIDATES[0]
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What the model predicts for one tile on one M x N x K problem with ``num_sms`` SMs."""
+
+    tile: Tile
+    m: int
+    n: int
+    k: int
+    num_sms: int
+
+    @property
+    def tiles(self) -> int:
+        """Output tiles, counting the partial ones at the M and N edges."""
+        return math.ceil(self.m / self.tile.block_m) * math.ceil(self.n / self.tile.block_n)
+
+    @property
+    def waves(self) -> float:
+        return self.tiles / self.num_sms
+
+    @property
+    def rounds(self) -> int:
+        """Tiles the busiest block computes."""
+        return math.ceil(self.tiles / self.num_sms)
+
+    @property
+    def wave_efficiency(self) -> float:
+        """Fraction of the rounds x SMs tile slots that hold a tile (the last wave's emptiness shows here)."""
+        return self.tiles / (self.rounds * self.num_sms)
+
+    @property
+    def fill(self) -> float:
+        """Useful fraction of the work the SMs do: wave efficiency times the tiles' share inside C."""
+        return self.m * self.n / (self.rounds * self.num_sms * self.tile.block_m * self.tile.block_n)
+
+    @property
+    def l2_bytes(self) -> int:
+        """Operand bytes all tiles load from L2, the padding of edge tiles included."""
+        return 2 * self.tiles * (self.tile.block_m + self.tile.block_n) * self.k
+
+    @property
+    def time(self) -> float:
+        """Predicted time in units of one 128 x 256 tile's main loop at the reference cost per FLOP."""
+        area = self.tile.block_m * self.tile.block_n / (REFERENCE.block_m * REFERENCE.block_n)
+        return self.rounds * area * self.tile.cost_per_flop / REFERENCE.cost_per_flop
+
+
+def _check_problem(m: int, n: int, k: int, num_sms: int) -> None:
+    for name, value in (("M", m), ("N", n), ("K", k), ("num_sms", num_sms)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"{name} must be a positive int, got {value!r}")
+
+
+def estimate(tile: Tile, m: int, n: int, k: int, num_sms: int = H100_SMS) -> Estimate:
+    """The model's numbers for ``tile`` on an M x N x K problem with ``num_sms`` SMs."""
+    _check_problem(m, n, k, num_sms)
+    return Estimate(tile, m, n, k, num_sms)
+
+
+def estimates(m: int, n: int, k: int, num_sms: int = H100_SMS,
+              candidates: tuple[Tile, ...] = CANDIDATES) -> list[Estimate]:  # fmt: skip
+    """Every candidate's estimate, in menu order."""
+    return [estimate(tile, m, n, k, num_sms) for tile in candidates]
+
+
+def choose(m: int, n: int, k: int, num_sms: int = H100_SMS, candidates: tuple[Tile, ...] = CANDIDATES) -> Tile:
+    """The candidate with the smallest predicted time on M x N x K (the earliest on a tie)."""
+    if not candidates:
+        raise ValueError("no candidate tiles")
+    found = estimates(m, n, k, num_sms, candidates)
+    best = min(range(len(found)), key=lambda i: (round(found[i].time, 9), i))
+    return found[best].tile

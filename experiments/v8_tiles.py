@@ -1,0 +1,231 @@
+# Experiment, not yet a chapter: the V8 candidate (issue 20), built on the CPU for sm_90a and checked once on the
+# H200 (python experiments/v8_check.py, one process, 8 rounds, not replicated; log in
+# plots/results/logs/v8-check-2026-12-01.txt): every tile exact on every shape checked; at 5120^3 the model's
+# 192 x 192 reached 0.947 of cuBLAS against 0.887 for V7's 128 x 256, still behind cuBLAS; on the seven sweep
+# shapes the model keeps V7's tile. It becomes examples/hopper_matmul/matmul_v8.py once a step of it pays.
+# What changed from V7:
+# - The tile is no longer fixed at 128 x 256: a model (tile_model.py) picks it for each problem from M, N and K,
+#   out of a menu of 128 x 256, 256 x 128, 128 x 192, 128 x 128 and 192 x 192. It predicts the busiest SM's
+#   time from wave quantization (rounds = ceil(tiles / SMs), padding of edge tiles included) and the operand
+#   bytes each tile moves per FLOP. At 5120^3, 800 tiles of 128 x 256 make 6.06 waves, so the seventh round
+#   keeps 8 of 132 SMs busy; 192 x 192 tiles make 729 tiles in 6 rounds. On the seven sweep shapes it keeps
+#   V7's tile: there 128 x 256 already fills 97% or more of the SMs' tile slots.
+# - A direct choice, not an autotune space: the model names one configuration, so a new problem size costs one
+#   build (one nvcc run) instead of one per candidate plus timing runs, and the choice is the same in every
+#   process. MatmulV8's autotune lists are the model's menu; MatmulV8() alone would let Tilus time them all.
+# - The number of consumer warp groups follows the tile: 192 x 192 runs three, the others two. Each group takes
+#   block_m / consumers rows; a 256-row tile gives each group 128 rows (two m64 WGMMAs per K step).
+# - Three consumer warp groups and a producer warp are 13 warps: four of them on one SM sub-partition leave 128
+#   registers per thread, too few for a 96-register accumulator. So that tile's producer is a whole warp group
+#   that gives registers up with setmaxnreg (PTX Tilus 0.2.0 has no instruction for): 40 for it, 152 for each
+#   consumer thread.
+# - Each tile takes as many pipeline stages as fit next to its C staging in 227 KB: 3, 3, 4, 6 and 3.
+# - Tilus 0.2.0 would split a 192-wide WGMMA into three 64-wide ones; tilus_fixes.py (fix 4) issues m64n192k16.
+
+import functools
+
+import tilus
+import torch
+from tilus import GlobalTensor, SharedTensor, float16, float32, int32
+from tilus.hidet.ir.primitives.cuda.setmaxnreg import setmaxnreg  # PTX that Tilus 0.2.0 has no instruction for
+from tilus.utils import cdiv
+
+import common
+import tile_model  # experiments/tile_model.py, beside this file
+from pipeline import Pipeline
+from raster import TileRaster
+
+# The chapter's title: its page, the charts, the results file and main() all read this one string.
+TITLE = "a tile chosen per problem"
+
+CHUNK = tile_model.CHUNK  # columns of C per staging chunk: 64 fp16 = 128 bytes, one row of the 128-byte swizzle
+
+
+def sm_count() -> int:
+    """Streaming multiprocessors of the current GPU: the persistent grid size and the model's wave size."""
+    if torch.cuda.is_available():
+        return torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
+    return tile_model.H100_SMS
+
+
+# Asked once, here: Tilus builds configurations in forked workers, which must not touch CUDA.
+NUM_SMS = sm_count()
+
+# What the model picks at the chapter's shape (8192^3): the configuration the benchmark pins there.
+# tests/test_v8_tile_model.py holds it to the model's choice.
+TUNED = {"block_m": 128, "block_n": 256, "consumers": 2, "num_stages": 3, "block_k": 64, "swizzle_size": 16}
+
+
+# The model's menu: tile, consumer warp groups and the stages that fit (tile_model.CANDIDATES, V7's tile first).
+@tilus.autotune("block_m, block_n, consumers, num_stages", [list(t.config.values()) for t in tile_model.CANDIDATES])
+# 64 fp16 = 128-byte rows: TMA's widest swizzle, so shared-memory reads avoid bank conflicts.
+@tilus.autotune("block_k", [tile_model.BLOCK_K])
+# Tile rows per raster group: V6's measured best.
+@tilus.autotune("swizzle_size", [16])
+class MatmulV8(tilus.Script):
+    def __init__(self, block_m: int, block_n: int, consumers: int, num_stages: int, block_k: int, swizzle_size: int):
+        super().__init__()
+        self.block_m, self.block_n, self.block_k = block_m, block_n, block_k
+        self.consumers, self.num_stages, self.swizzle_size = consumers, num_stages, swizzle_size
+        self.group_m = block_m // consumers  # rows of the tile per consumer warp group
+        self.tile = tile_model.Tile(block_m, block_n, consumers, num_stages)  # registers and threads per role
+        self.producer = consumers * 128  # first thread of the producer: one warp, or a warp group (setmaxnreg)
+        self.num_sms = NUM_SMS
+
+    def __call__(self, m_size: int32, n_size: int, k_size: int, a_ptr: ~float16, b_ptr: ~float16, c_ptr: ~float16):
+        bm, bn, bk, gm = self.block_m, self.block_n, self.block_k, self.group_m
+        # One block per SM, each looping over tiles; blocks left without a tile just exit.
+        self.attrs.blocks = self.num_sms
+        # Consumer warp groups first, then the producer.
+        self.attrs.warps = self.tile.threads // 32
+        raster = TileRaster(cdiv(m_size, bm), cdiv(n_size, bn), self.swizzle_size)
+
+        # The shapes give TMA its bounds: reads past M, N or K come back as zeros, writes are clipped.
+        ga = self.global_view(a_ptr, dtype=float16, shape=[m_size, k_size])
+        gb = self.global_view(b_ptr, dtype=float16, shape=[n_size, k_size])
+        gc = self.global_view(c_ptr, dtype=float16, shape=[m_size, n_size])
+        # Per stage: one A slab per consumer warp group, one B tile for all of them.
+        sa = self.shared_tensor(dtype=float16, shape=[self.num_stages, self.consumers, gm, bk])
+        sb = self.shared_tensor(dtype=float16, shape=[self.num_stages, bn, bk])
+        # Staging chunks for C, 64 columns each, in TMA's 128-byte swizzle (V7).
+        sc = self.shared_tensor(dtype=float16, shape=[self.consumers, bn // CHUNK, gm, CHUNK])
+        # Full/empty barriers per stage; stage indices and phases carry on from one tile to the next.
+        pipe = Pipeline(self.num_stages, num_consumers=self.consumers)
+
+        if self.tile.rebalances_registers:
+            # A whole producer warp group gives up registers so that the consumers' accumulators fit (16 warps
+            # leave 128 registers per thread at launch). Every warp of a group must run setmaxnreg; then one
+            # warp of it issues the copies and the other three are done.
+            with self.thread_group(thread_begin=self.producer, num_threads=128):
+                setmaxnreg(tile_model.PRODUCER_REGISTERS, "dec")
+                with self.thread_group(thread_begin=0, num_threads=32):
+                    self.produce(pipe, raster, ga, gb, sa, sb, k_size)
+        else:
+            with self.thread_group(thread_begin=self.producer, num_threads=32):
+                self.produce(pipe, raster, ga, gb, sa, sb, k_size)
+
+        # TMA addresses global rows in 16-byte steps: with N % 8 != 0, C's rows are stored from registers.
+        # Consumer warp groups: the same code, each on its own rows.
+        self.consumer(0, pipe, raster, sa, sb, sc, gc, k_size, n_size % 8 == 0)
+        self.consumer(1, pipe, raster, sa, sb, sc, gc, k_size, n_size % 8 == 0)
+        if self.consumers == 3:
+            self.consumer(2, pipe, raster, sa, sb, sc, gc, k_size, n_size % 8 == 0)
+
+    def produce(
+        self,
+        pipe: Pipeline,
+        raster: TileRaster,
+        ga: GlobalTensor,
+        gb: GlobalTensor,
+        sa: SharedTensor,
+        sb: SharedTensor,
+        k_size: int,
+    ):
+        """The producer warp: walks the block's tiles, running up to num_stages K-tiles ahead, across tiles."""
+        for tile in range(self.blockIdx.x, raster.num_tiles, self.gridDim.x):
+            tile_m, tile_n = raster.tile_of(tile)
+            offset_m: int32 = self.block_m * tile_m
+            offset_n: int32 = self.block_n * tile_n
+            for offset_k in range(0, k_size, self.block_k):
+                # Wait for a free stage and arm its full barrier with the bytes TMA will bring.
+                stage = pipe.producer_acquire(transaction_bytes=sa[0].nbytes + sb[0].nbytes)
+                # One A slab per consumer group and the shared B tile; full[stage] completes when all have landed.
+                full = pipe.full[stage]
+                for group in range(self.consumers):
+                    self.tma.global_to_shared(
+                        src=ga, dst=sa[stage, group], offsets=[offset_m + group * self.group_m, offset_k], mbarrier=full
+                    )
+                self.tma.global_to_shared(src=gb, dst=sb[stage], offsets=[offset_n, offset_k], mbarrier=full)
+
+    def consumer(
+        self,
+        group: int,
+        pipe: Pipeline,
+        raster: TileRaster,
+        sa: SharedTensor,
+        sb: SharedTensor,
+        sc: SharedTensor,
+        gc: GlobalTensor,
+        k_size: int,
+        tma_store: bool,
+    ):
+        with self.thread_group(thread_begin=group * 128, num_threads=128):
+            if self.tile.rebalances_registers:
+                setmaxnreg(self.tile.consumer_registers, "inc")  # the registers the producer gave up
+            for tile in range(self.blockIdx.x, raster.num_tiles, self.gridDim.x):
+                tile_m, tile_n = raster.tile_of(tile)
+                # This group's fp32 accumulator (group_m x block_n), zeroed for every tile.
+                acc = self.register_tensor(dtype=float32, shape=[self.group_m, self.block_n], init=0.0)
+                for k_tile in range(cdiv(k_size, self.block_k)):
+                    # Wait only for this stage's bytes; the producer keeps loading later stages meanwhile.
+                    stage = pipe.consumer_acquire()
+                    self.wgmma.fence()  # earlier writes to acc must be visible to the async MMA
+                    self.wgmma.mma(sa[stage, group], sb[stage].transpose(), acc)  # own A slab x shared B tile
+                    self.wgmma.commit_group()
+                    # Keep this K-tile's MMA in flight; only the previous K-tile's must have retired...
+                    self.wgmma.wait_group(1)
+                    if k_tile > 0:
+                        pipe.consumer_release()  # ...so its stage (the oldest held) goes back to the producer
+                # Drain the last MMA before reading acc, and release its stage.
+                self.wgmma.wait_group(0)
+                pipe.consumer_release()
+
+                offsets = [self.block_m * tile_m + group * self.group_m, self.block_n * tile_n]
+                if not tma_store:
+                    self.store_global(gc, self.cast(acc, dtype=float16), offsets=offsets)
+                else:
+                    # Epilogue: the previous tile's TMA stores must have finished reading the staging chunks...
+                    with self.thread_group(thread_begin=0, num_threads=32):
+                        self.tma.wait_group(0, read=True)
+                    self.sync()  # ...before any thread of the group overwrites them
+                    # The group's chunks seen as one group_m x block_n tile: chunk j holds columns [64 j, 64 j + 64).
+                    tile_view = self.reshape_shared(
+                        sc.permute([0, 2, 1, 3]), [self.consumers, self.group_m, self.block_n]
+                    )
+                    self.store_shared(tile_view[group], self.cast(acc, dtype=float16))
+                    self.fence.proxy_async(space="shared")  # make the generic-proxy writes visible to TMA
+                    self.sync()  # every chunk is in shared memory
+                    # One warp hands the chunks to TMA, one store each, and the group returns to MMAs.
+                    with self.thread_group(thread_begin=0, num_threads=32):
+                        for chunk in range(self.block_n // CHUNK):
+                            self.tma.shared_to_global(
+                                sc[group, chunk], gc, offsets=[offsets[0], offsets[1] + chunk * CHUNK]
+                            )
+                        self.tma.commit_group()
+            # The block may not exit while TMA still reads its shared memory: wait (without read=True)
+            # until its last store has completed, writes to global memory included.
+            with self.thread_group(thread_begin=0, num_threads=32):
+                self.tma.wait_group(0)
+
+
+class TiledByModel:
+    """C = A @ B^T with V8, its tile picked by tile_model for each problem: the callable main() checks and times.
+
+    One pinned kernel per tile (its own build cache entry), made the first time the model picks that tile.
+    """
+
+    def __init__(self, num_sms: int = NUM_SMS):
+        self.num_sms = num_sms
+
+    def tile_for(self, m: int, n: int, k: int) -> tile_model.Tile:
+        return tile_model.choose(m, n, k, self.num_sms)
+
+    def config_for(self, m: int, n: int, k: int) -> dict[str, int]:
+        """The full configuration V8 runs M x N x K with."""
+        return {**self.tile_for(m, n, k).config, "block_k": tile_model.BLOCK_K, "swizzle_size": 16}
+
+    @staticmethod
+    @functools.cache
+    def kernel(config: tuple[tuple[str, int], ...]) -> MatmulV8:
+        return common.pinned(MatmulV8, dict(config))()
+
+    def __call__(self, m: int, n: int, k: int, a, b, c) -> None:
+        self.kernel(tuple(sorted(self.config_for(m, n, k).items())))(m, n, k, a, b, c)
+
+
+def main() -> None:
+    common.run_main(TiledByModel(), TITLE)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,168 @@
+"""The V8 candidate's tile model (experiments/tile_model.py): its arithmetic, its menu, and the choices it makes.
+
+Plain Python, no Tilus and no torch: the wave arithmetic is checked against numbers worked out by hand.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+
+import pytest
+
+import tile_model
+from conftest import ROOT
+from raster import panels_per_wave
+from tile_model import CANDIDATES, Tile, choose, estimate
+
+EXPERIMENTS = ROOT / "experiments"
+
+SWEEP = [
+    (2048, 2048, 2048),
+    (4096, 4096, 4096),
+    (6144, 6144, 6144),
+    (8192, 8192, 8192),
+    (16384, 16384, 16384),
+    (8192, 28672, 4096),
+    (16384, 8192, 1024),
+]
+BY_NAME = {tile.name: tile for tile in CANDIDATES}
+
+
+def test_the_menu_is_v7s_tile_first_then_the_others_each_with_the_stages_that_fit() -> None:
+    menu = [(t.name, t.consumers, t.num_stages) for t in CANDIDATES]
+    assert menu == [("128x256", 2, 3), ("256x128", 2, 3), ("128x192", 2, 4), ("128x128", 2, 6), ("192x192", 3, 3)]
+    for tile in CANDIDATES:
+        assert tile.problems() == [], tile
+        one_more = Tile(tile.block_m, tile.block_n, tile.consumers, tile.num_stages + 1)
+        assert one_more.shared_bytes > tile_model.SM90_SHARED_BYTES, f"{tile.name} could take another stage"
+
+
+def test_shared_memory_of_v7s_tile_is_three_48_kb_stages_and_64_kb_of_c() -> None:
+    tile = BY_NAME["128x256"]
+    assert tile.stage_bytes == 48 * 1024 and tile.staging_bytes == 64 * 1024
+    assert tile.shared_bytes == 3 * 48 * 1024 + 64 * 1024 + 3 * 16
+
+
+def test_192x256_with_three_consumers_needs_more_shared_memory_than_a_block_has() -> None:
+    three_stages = Tile(192, 256, 3, 3)
+    assert three_stages.shared_bytes == 3 * 56 * 1024 + 96 * 1024 + 48 > tile_model.SM90_SHARED_BYTES
+    assert all(t.problems() for t in tile_model.REJECTED)
+    assert tile_model.deepest(192, 256, 3).num_stages == 2
+
+
+@pytest.mark.parametrize(("warps", "limit"), [(9, 168), (13, 128), (16, 128), (5, 255), (12, 168)])
+def test_register_limit_follows_the_busiest_subpartition(warps: int, limit: int) -> None:
+    # 9 warps put 3 on one sub-partition: 16384 / 96 = 170 -> 168 (V7 used 165). 13 put 4 there: 128.
+    assert tile_model._register_limit(warps) == limit
+
+
+def test_only_the_three_consumer_tile_rebalances_registers_and_its_consumers_get_152() -> None:
+    assert [t.name for t in CANDIDATES if t.rebalances_registers] == ["192x192"]
+    tile = BY_NAME["192x192"]
+    assert (tile.threads, tile.accumulator_registers) == (512, 96)
+    # Per sub-partition: one producer warp at 40 registers and three consumer warps share 512 per lane.
+    assert tile.consumer_registers == 152 and 40 + 3 * 152 <= 512
+    assert BY_NAME["128x256"].threads == 288 and BY_NAME["128x256"].consumer_registers == 168
+
+
+def test_bytes_per_flop_of_each_tile() -> None:
+    v7 = BY_NAME["128x256"]
+    assert v7.l2_bytes_per_flop == pytest.approx((128 + 256) * 2 / (2 * 128 * 256))
+    # m64n256k16 reads 64 x 16 + 256 x 16 fp16 values for 2 * 64 * 256 * 16 FLOPs.
+    assert v7.shared_bytes_per_flop == pytest.approx((64 + 256) * 16 * 2 / (2 * 64 * 256 * 16))
+    # 256 x 128 loads the same L2 bytes but reads more shared memory per FLOP (narrower WGMMA).
+    wide = BY_NAME["256x128"]
+    assert wide.l2_bytes_per_flop == pytest.approx(v7.l2_bytes_per_flop)
+    assert wide.shared_bytes_per_flop > v7.shared_bytes_per_flop
+    assert BY_NAME["192x192"].cost_per_flop == pytest.approx(v7.cost_per_flop)  # 1/192 + 2/192 = 1/128 + 2/256
+    assert BY_NAME["128x128"].cost_per_flop > BY_NAME["128x192"].cost_per_flop > v7.cost_per_flop
+
+
+def test_5120_cubed_is_800_tiles_of_128x256_six_waves_and_a_bit() -> None:
+    est = estimate(BY_NAME["128x256"], 5120, 5120, 5120)
+    assert (est.tiles, est.rounds) == (800, 7)
+    assert est.waves == pytest.approx(6.06, abs=0.005)
+    assert est.wave_efficiency == pytest.approx(800 / 924)
+    assert est.time == pytest.approx(7.0)
+    # 27 x 27 tiles of 192 x 192 (the last row and column stick out by 64): 6 rounds of 1.125 units each.
+    best = estimate(BY_NAME["192x192"], 5120, 5120, 5120)
+    assert (best.tiles, best.rounds) == (729, 6) and best.time == pytest.approx(6.75)
+    assert best.fill == pytest.approx(5120**2 / (6 * 132 * 192 * 192))
+    assert choose(5120, 5120, 5120) == BY_NAME["192x192"]
+
+
+@pytest.mark.parametrize("shape", SWEEP, ids=lambda s: "x".join(map(str, s)))
+def test_every_sweep_shape_keeps_v7s_tile(shape: tuple[int, int, int]) -> None:
+    # On the sweep, 128 x 256 loses at most 1.6% to quantization (8192^3: 16 rounds against 15.75 for 128 x 192),
+    # less than what a smaller tile costs per FLOP.
+    assert choose(*shape) == BY_NAME["128x256"]
+    v7 = estimate(BY_NAME["128x256"], *shape)
+    assert v7.wave_efficiency > 0.969
+    for other in tile_model.estimates(*shape)[1:]:
+        assert other.time >= v7.time, other.tile.name
+
+
+def test_a_ragged_shape_with_a_short_last_wave_takes_128x192() -> None:
+    # 3000 x 5000: 24 x 20 = 480 tiles of 128 x 256 (3.64 waves, 4 rounds); 24 x 27 = 648 of 128 x 192 fill 4.91
+    # waves (5 rounds of 0.75 units = 3.75, times 1.035 for the narrower tile's extra bytes).
+    assert estimate(BY_NAME["128x256"], 3000, 5000, 4096).rounds == 4
+    assert estimate(BY_NAME["128x192"], 3000, 5000, 4096).tiles == 648
+    assert choose(3000, 5000, 4096) == BY_NAME["128x192"]
+
+
+def test_k_does_not_change_the_choice() -> None:
+    for m, n in [(5120, 5120), (3000, 5000), (8192, 8192), (2048, 7000), (12000, 2100)]:
+        assert len({choose(m, n, k) for k in (64, 520, 4096, 65536)}) == 1
+
+
+def test_fewer_sms_change_the_waves() -> None:
+    est = estimate(BY_NAME["128x256"], 5120, 5120, 5120, num_sms=114)  # an H100 PCIe
+    assert est.rounds == math.ceil(800 / 114) == 8
+
+
+def test_ties_go_to_the_earlier_tile_of_the_menu() -> None:
+    # 6144^3: 128 x 256 and 192 x 192 both predict 9 units.
+    assert estimate(BY_NAME["192x192"], 6144, 6144, 6144).time == pytest.approx(9.0)
+    assert choose(6144, 6144, 6144) == BY_NAME["128x256"]
+    assert choose(6144, 6144, 6144, candidates=(BY_NAME["192x192"], BY_NAME["128x256"])) == BY_NAME["192x192"]
+
+
+@pytest.mark.parametrize("bad", [(0, 64, 64), (64, -1, 64), (64, 64, 0), (64.0, 64, 64), (True, 64, 64)])
+def test_bad_problem_sizes_are_refused(bad: tuple) -> None:
+    with pytest.raises(ValueError, match="must be a positive int"):
+        choose(*bad)
+
+
+def test_operand_byte_cost_is_the_fit_to_the_recorded_256x128_step() -> None:
+    data = json.loads((ROOT / "plots" / "results" / "nvidia-h200.json").read_text(encoding="utf-8"))
+    rows = next(run["rows"] for run in data["steps"] if "v6-chunks-256x128" in run["rows"])
+    slow, fast = rows["v6-chunks-256x128"], rows["v6-chunks"]
+    assert (fast["config"]["block_m"], fast["config"]["block_n"], slow["config"]["block_m"]) == (128, 256, 256)
+    ratio = fast["ratio_to_cublas"]["median"] / slow["ratio_to_cublas"]["median"]  # time(256x128) / time(128x256)
+    q_fast = BY_NAME["128x256"].l2_bytes_per_flop + BY_NAME["128x256"].shared_bytes_per_flop
+    q_slow = BY_NAME["256x128"].l2_bytes_per_flop + BY_NAME["256x128"].shared_bytes_per_flop
+    fitted = (ratio - 1) / (q_slow - ratio * q_fast)  # (1 + c q_slow) / (1 + c q_fast) = ratio
+    assert fitted == pytest.approx(tile_model.OPERAND_BYTE_COST, abs=0.05)
+
+
+def test_a_wave_of_v7s_tiles_reads_about_a_thousandth_of_a_byte_of_dram_per_flop() -> None:
+    # The first wave at 8192^3 in raster groups of 16 rows: 16 A panels and 9 B panels for 132 tiles.
+    tile = BY_NAME["128x256"]
+    a_panels, b_panels = panels_per_wave(64, 32, 16, 132)[0]
+    assert (a_panels, b_panels) == (16, 9)
+    per_flop = (a_panels * tile.block_m + b_panels * tile.block_n) * 2 / (2 * 132 * tile.block_m * tile.block_n)
+    assert per_flop == pytest.approx(0.001, rel=0.01)
+    assert per_flop * 989.4e12 < 4.8e12 / 4  # under a quarter of the H200's HBM bandwidth at the published peak
+
+
+def test_v8_tuned_configuration_is_the_models_choice_at_8192_cubed() -> None:
+    tree = ast.parse((EXPERIMENTS / "v8_tiles.py").read_text(encoding="utf-8"))
+    tuned = next(
+        ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["TUNED"]
+    )
+    chosen = choose(8192, 8192, 8192)
+    assert tuned == {**chosen.config, "block_k": tile_model.BLOCK_K, "swizzle_size": 16}
