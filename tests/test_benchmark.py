@@ -478,3 +478,13 @@ def test_a_figure_shows_the_peers_its_newest_run_missed() -> None:
     assert "peers_missing" not in merged  # the newest run timed without it: nothing is missing now
     merged = replicate.merge_figure({**figure, "runs": [figure["runs"][0], older]}, 0.95, 0.01, 132)
     assert merged["peers_missing"] == older["peers_missing"]
+
+
+def test_a_wrong_peer_is_not_timed_and_recorded_as_missing_with_its_check(tmp_path: Path) -> None:
+    argv = ("--sweep", "--sweep-shapes", "1024x1024x1024", "--peers", "--fake-fail-check", versions.TRITON)
+    assert fake(tmp_path, *argv, processes=1) == 0  # a wrong kernel of ours stops the record (exit 3); a peer's not
+    (sweep,) = results.load(tmp_path / "res" / "nvidia-h200.json")["sweep"]
+    assert versions.TRITON not in sweep["rows"] and versions.QUACK in sweep["rows"]
+    error = sweep["peers_missing"][versions.TRITON]["error"]
+    assert error == f"CheckFailed: {versions.TRITON} is wrong at 1024x1024x1024: 17 elements outside tolerance " \
+                    "(max |err| 7); not timed"  # fmt: skip

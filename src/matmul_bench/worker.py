@@ -12,8 +12,8 @@ goes to stderr. A job::
 
 For each run: every implementation is built (pinned config or autotune) and checked against a float64
 reference at every check shape, C poisoned with NaN; a wrong result stops the worker before any timing
-(exit status 3). An optional peer (plan.PEER_PACKAGES) that cannot be built or run here is left out of the
-run's rounds and reported in its ``missing`` ({name: {version, error}}); every other failure stops the worker.
+(exit status 3). An optional peer (plan.PEER_PACKAGES) that cannot be built or run here, or fails its check, is
+left out of the run's rounds and reported in its ``missing`` ({name: {version, error}}); the run goes on.
 Then ``rounds`` rounds, the order forward in even rounds and reversed in odd ones;
 in each, every implementation is timed ``warmup`` + ``repeats`` calls (CUDA events, L2 flushed) and the
 median kept, while NVML samples clock and power under the implementation's tag.
@@ -171,6 +171,20 @@ def make_backend(job: dict[str, Any]) -> Backend:
     return CudaBackend()
 
 
+class CheckFailed(Exception):
+    """An optional peer's result is wrong: it is not timed, and the run goes on without it."""
+
+
+def wrong_text(name: str, checks: list[dict[str, Any]]) -> str | None:
+    """What the first failed check says, or None when every check passed."""
+    bad = [c for c in checks if not c["ok"]]
+    if not bad:
+        return None
+    first = bad[0]
+    return (f"{name} is wrong at {'x'.join(map(str, first['shape']))}: {first['bad']} elements outside tolerance "
+            f"(max |err| {first['max_abs_err']:.3g})")  # fmt: skip
+
+
 def missing_peer(backend: Backend, impl: dict[str, Any], exc: Exception) -> dict[str, Any]:
     """What the results say of an optional peer that cannot run here: its installed version and the error."""
     lines = str(exc).strip().splitlines()
@@ -192,23 +206,21 @@ def time_runs(backend: Backend, job: dict[str, Any]) -> tuple[list[dict[str, Any
             try:
                 p = backend.prepare(impl, shape)
                 found = [dict(p.check(tuple(s)), shape=s) for s in run["check_shapes"]]
+                wrong = wrong_text(impl["name"], found)
+                if wrong and impl["kind"] in PEER_PACKAGES:
+                    raise CheckFailed(f"{wrong}; not timed")
             except Exception as exc:
                 if impl["kind"] not in PEER_PACKAGES:
                     raise
-                if not isinstance(exc, ImportError):  # an import error says it all; a failed build needs its trace
+                if not isinstance(exc, (ImportError, CheckFailed)):  # those say it all; a failed build needs its trace
                     traceback.print_exc()
                 missing[impl["name"]] = missing_peer(backend, impl, exc)
                 progress(f"  {run['name']}: {impl['name']} cannot run here, the run goes on without it: "
                          f"{missing[impl['name']]['error']}")  # fmt: skip
                 continue
             prepared[impl["name"]], configs[impl["name"]], checks[impl["name"]] = p, p.config, found
-            bad = [c for c in checks[impl["name"]] if not c["ok"]]
-            if bad:
-                first = bad[0]
-                return out + [{"name": run["name"], "checks": checks}], (
-                    f"{impl['name']} is wrong at {'x'.join(map(str, first['shape']))}: {first['bad']} elements "
-                    f"outside tolerance (max |err| {first['max_abs_err']:.3g}); nothing was timed"
-                )
+            if wrong:
+                return out + [{"name": run["name"], "checks": checks}], f"{wrong}; nothing was timed"
         out.append({"name": run["name"], "checks": checks, "configs": configs, "missing": missing})
         prepared_runs.append(prepared)
     sampler = backend.sampler()
