@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ from typing import Any
 import pytest
 
 from conftest import EXAMPLES
-from matmul_bench import aggregate, cli, machine, ncu, plan, replicate, runner, worker
+from matmul_bench import aggregate, cli, machine, ncu, peers, plan, replicate, runner, worker
 from matmul_bench import fake as fake_backend
 from matmul_site import results, versions
 
@@ -66,6 +67,7 @@ def test_autotune_leaves_the_configs_to_tilus_and_builds_one_at_a_time() -> None
     [
         (["--sweep", "--ncu"], "--ncu profiles the rows of the ladder"),
         (["--ladder", "--torch-compile"], "--torch-compile adds a peer to the sweep"),
+        (["--ladder", "--peers"], "--peers adds the peers to the sweep"),
         (["--ladder", "--sweep-shapes", "1024x1024x1024"], "--sweep-shapes needs --sweep"),
         (["--sweep", "--sweep-shapes", "4096x4096"], "bad shape '4096x4096'"),
         (["--sweep", "--sweep-shapes", "64x64x60"], "K must be a multiple of 8"),
@@ -373,3 +375,116 @@ def test_a_steps_run_may_pair_a_variant_with_another_than_the_baseline_and_ask_f
     spec.write_text(spec.read_text().replace('"over": {"v6": "v5"}', '"over": {"v6": "v9"}'))
     with pytest.raises(plan.UsageError, match="'over'"):
         plan.steps_runs("more", spec)
+
+
+# --- the optional peers (Triton's templates, QuACK): rows beside cuBLAS, or recorded as missing ---
+
+
+def test_peers_join_the_sweep_only_when_asked_each_paired_with_cublas() -> None:
+    names = [*versions.names()[-3:], "cublas"]
+    assert all([i.name for i in r.impls] == names for r in make("--sweep").runs)
+    with_peers = make("--sweep", "--peers", "--torch-compile")
+    assert all(
+        [i.name for i in r.impls] == [*names, versions.TORCH_COMPILE, *plan.OPTIONAL_PEERS] for r in with_peers.runs
+    )
+    quack, tuned = (plan.PEER_SPECS[n] for n in (versions.QUACK, versions.QUACK_AUTOTUNED))
+    assert (quack.config, tuned.config) == ({"tuned": False}, {"tuned": True})  # two rows, one GEMM
+    triton = plan.PEER_SPECS[versions.TRITON]
+    assert triton.config["inductor"]["max_autotune_gemm_backends"] == "TRITON"  # no ATen choice: never cuBLAS
+    assert "none" in plan.peers_text(make("--sweep")) and "peers_missing" in plan.peers_text(with_peers)
+
+
+def test_the_triton_row_s_inductor_settings_are_this_torch_s_names() -> None:
+    inductor_config = pytest.importorskip("torch._inductor.config")
+    assert peers.inductor_settings(inductor_config) == (plan.TRITON_INDUCTOR_CONFIG, [])
+
+    class OlderInductor:  # a torch without the persistent TMA templates: the row says what it could not set
+        max_autotune_gemm_backends = "ATEN,TRITON"
+
+        class triton:  # noqa: N801  (the name Inductor's config gives it)
+            pass
+
+    have, lacking = peers.inductor_settings(OlderInductor)
+    assert have == {"max_autotune_gemm_backends": "TRITON"} and lacking == ["triton.enable_persistent_tma_matmul"]
+
+
+def test_the_plan_with_peers_needs_no_torch_and_no_peer_installed(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for module in ("torch", "triton", "quack", "cutlass"):
+        monkeypatch.setitem(sys.modules, module, None)  # any import of them now raises ImportError
+    assert cli.main(["plan", "--sweep", "--peers"]) == 0
+    assert "quack-autotuned" in capsys.readouterr().out
+
+
+def test_a_missing_peer_is_recorded_with_its_error_and_the_run_goes_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ("--sweep", "--sweep-shapes", "4096x4096x4096", "--peers", "--fake-missing-peer", versions.QUACK)
+    assert fake(tmp_path, *argv) == 0
+    data = results.load(tmp_path / "res" / "nvidia-h200.json")
+    (sweep,) = data["sweep"]
+    assert versions.QUACK not in sweep["rows"]
+    missing = sweep["peers_missing"][versions.QUACK]
+    assert missing["version"] is None and missing["error"].startswith("ModuleNotFoundError: No module named 'quack'")
+    assert sweep["runs"][-1]["peers_missing"] == sweep["peers_missing"]
+    for name in (versions.TRITON, versions.QUACK_AUTOTUNED):  # present peers: rows paired with cuBLAS
+        expected = fake_backend.BASE_MS["cublas"] / fake_backend.BASE_MS[name]
+        assert sweep["rows"][name]["ratio_to_cublas"]["median"] == pytest.approx(expected)
+    printed = capsys.readouterr()
+    assert f"{versions.QUACK} could not run at 4096x4096x4096" in printed.err  # said while it runs
+    assert "not run here: not installed; ModuleNotFoundError" in printed.out  # and in the final table
+    log = json.loads((tmp_path / "res" / sweep["log"]).read_text())
+    recorded = {k: v for k, v in sweep["runs"][-1].items() if k != "invocation_s"}
+    assert aggregate.runs_from_log(log) == [recorded]  # peers_missing is recomputed from the raw log too
+
+
+def test_a_peer_missing_in_one_process_is_left_out_of_every_process_of_the_run() -> None:
+    spec = plan.RunSpec("sweep", "s", (1024, 1024, 1024), (*SPEC.impls, plan.PEER_SPECS[versions.QUACK]))
+    timed = process([1.0, 1.1, 0.9])
+    timed["samples"][versions.QUACK] = [0.9, 1.0, 0.8]
+    lost = process([1.0, 1.0, 1.0], missing={versions.QUACK: {"version": "0.6.5", "error": "RuntimeError: x"}})
+    run = aggregate.make_run(spec, [timed, lost], run_id="r", date="2026-12-01", git_commit="abc", warmup=5,
+                             repeats=30, log=None)  # fmt: skip
+    assert set(run["rows"]) == {"v0", "v1", "cublas"}
+    assert run["peers_missing"] == {versions.QUACK: {"version": "0.6.5", "error": "RuntimeError: x"}}
+
+
+def _with_missing(entry: Any, on_figure: bool = True) -> dict[str, Any]:
+    data = fake_results_file(make_run([process([1.0, 1.1]), process([0.9, 1.0])]))
+    data["ladder"]["runs"][-1]["peers_missing"] = entry
+    if on_figure:
+        data["ladder"]["peers_missing"] = entry
+    return data
+
+
+def test_the_schema_takes_peers_missing_and_refuses_a_bad_one() -> None:
+    results.validate(_with_missing({versions.QUACK: {"version": None, "error": "ModuleNotFoundError: quack"}}))
+    bad = [
+        ({"v1": {"version": None, "error": "x"}}, True, "a peer is either timed or missing"),
+        ({versions.QUACK: {"version": "0.6.5"}}, True, "error' is missing"),
+        ({versions.QUACK: {"version": None, "error": ""}}, True, "must be a non-empty string"),
+        ({versions.QUACK: {"version": None, "error": "x"}}, False, "must be its newest run's"),
+    ]
+    for entry, on_figure, message in bad:
+        with pytest.raises(results.ResultsError, match=message):
+            results.validate(_with_missing(entry, on_figure))
+
+
+def test_a_figure_shows_the_peers_its_newest_run_missed() -> None:
+    figure = fake_results_file(make_run([process([1.0, 1.1])]))["ladder"]
+    older = {**figure["runs"][0], "peers_missing": {versions.QUACK: {"version": None, "error": "x"}}}
+    merged = replicate.merge_figure({**figure, "runs": [older, figure["runs"][0]]}, 0.95, 0.01, 132)
+    assert "peers_missing" not in merged  # the newest run timed without it: nothing is missing now
+    merged = replicate.merge_figure({**figure, "runs": [figure["runs"][0], older]}, 0.95, 0.01, 132)
+    assert merged["peers_missing"] == older["peers_missing"]
+
+
+def test_a_wrong_peer_is_not_timed_and_recorded_as_missing_with_its_check(tmp_path: Path) -> None:
+    argv = ("--sweep", "--sweep-shapes", "1024x1024x1024", "--peers", "--fake-fail-check", versions.TRITON)
+    assert fake(tmp_path, *argv, processes=1) == 0  # a wrong kernel of ours stops the record (exit 3); a peer's not
+    (sweep,) = results.load(tmp_path / "res" / "nvidia-h200.json")["sweep"]
+    assert versions.TRITON not in sweep["rows"] and versions.QUACK in sweep["rows"]
+    error = sweep["peers_missing"][versions.TRITON]["error"]
+    assert error == f"CheckFailed: {versions.TRITON} is wrong at 1024x1024x1024: 17 elements outside tolerance " \
+                    "(max |err| 7); not timed"  # fmt: skip

@@ -10,6 +10,7 @@ examples/hopper_matmul/. By concern:
 - :mod:`.aggregate`: samples to rows: medians, paired ratios and their intervals.
 - :mod:`.machine`: GPU, driver, software, git, and NVML sampling of clock and power.
 - :mod:`.ncu`: Nsight Compute counters.
+- :mod:`.peers`: the optional peers (Triton's templates via torch.compile, QuACK), built on the GPU.
 - :mod:`.fake`: a stand-in GPU for the CPU tests of the protocol.
 - :mod:`.prebuild`: kernels built ahead of time in parallel processes.
 - :mod:`.buildcheck`: kernels built for sm_90a on a machine with no GPU, and what ptxas reports.

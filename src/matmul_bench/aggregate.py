@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from matmul_bench.plan import ImplSpec, RunSpec, Shape
@@ -60,6 +61,15 @@ def make_row(spec: RunSpec, impl: str, per_process: Sequence[dict[str, Any]],
     return row
 
 
+def peers_missing(per_process: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The optional peers some process could not run, each with what the first such process said of it."""
+    missing: dict[str, dict[str, Any]] = {}
+    for p in per_process:
+        for name, entry in (p.get("missing") or {}).items():
+            missing.setdefault(name, dict(entry))
+    return missing
+
+
 def make_run(
     spec: RunSpec,
     per_process: Sequence[dict[str, Any]],
@@ -72,9 +82,15 @@ def make_run(
     log: str | None,
     counters: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The results file's run for one RunSpec from each process's samples of it."""
+    """The results file's run for one RunSpec from each process's samples of it.
+
+    A peer that some process could not run is no row of the run (its samples from other processes are left
+    out too: every row pairs the same rounds) but an entry of its ``peers_missing``.
+    """
     if not per_process:
         raise ValueError(f"{spec.name}: no process measured it")
+    missing = peers_missing(per_process)
+    spec = replace(spec, impls=tuple(i for i in spec.impls if i.name not in missing))
     rounds = {len(p["samples"][i.name]) for p in per_process for i in spec.impls}
     if len(rounds) != 1 or 0 in rounds:
         raise ValueError(f"{spec.name}: every impl needs the same number of rounds in every process, got {rounds}")
@@ -94,13 +110,15 @@ def make_run(
     }
     if spec.section == "steps":
         run["after"], run["title"] = spec.after, spec.title
+    if missing:
+        run["peers_missing"] = missing
     return run
 
 
 def as_figure(run: dict[str, Any]) -> dict[str, Any]:
     """A new figure holding one run; :func:`matmul_bench.replicate.remerge` gives it its merged rows."""
     figure = {key: run[key] for key in ("run_id", "date", "git_commit", "shape", "rounds", "processes")}
-    for key in ("after", "title"):
+    for key in ("after", "title", "peers_missing"):
         if key in run:
             figure[key] = run[key]
     figure["rows"] = run["rows"]  # replaced by the merged rows before anything is written

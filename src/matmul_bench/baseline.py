@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,23 +29,30 @@ def decode(name: str) -> dict[str, Any] | None:
     return {"tile": [tile_m, tile_n], "block_k": block_k, "stages": stages, "cluster": [cluster_m, cluster_n]}
 
 
+def busiest_kernel(call: Callable[[], Any], warmup: int = 3, calls: int = 5) -> str:
+    """The CUDA kernel that takes the most GPU time over ``calls`` calls of ``call`` (torch profiler)."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    for _ in range(warmup):
+        call()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(calls):
+            call()
+        torch.cuda.synchronize()
+    events = [e for e in prof.key_averages() if e.device_type.name == "CUDA"]
+    return max(events, key=lambda e: e.device_time_total).key
+
+
 def kernel_at(shape: Shape) -> str:
     """The CUDA kernel that takes the most time in torch.matmul(A, B.T) at ``shape`` (fp16, fp32 accumulation)."""
     import torch
-    from torch.profiler import ProfilerActivity, profile
 
     m, n, k = shape
     a = torch.randn(m, k, dtype=torch.float16, device="cuda")
     b = torch.randn(n, k, dtype=torch.float16, device="cuda")
-    for _ in range(3):
-        torch.matmul(a, b.T)
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(5):
-            torch.matmul(a, b.T)
-        torch.cuda.synchronize()
-    events = [e for e in prof.key_averages() if e.device_type.name == "CUDA"]
-    return max(events, key=lambda e: e.device_time_total).key
+    return busiest_kernel(lambda: torch.matmul(a, b.T))
 
 
 def record(results_path: Path, found: dict[str, dict[str, Any]]) -> int:

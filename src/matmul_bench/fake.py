@@ -2,7 +2,8 @@
 
 Latencies are made up and deterministic: each implementation has a base time (the ladder's order, V0
 slowest), scaled per round by a "clock" that wanders the same way for every implementation of that round,
-so paired ratios come out exact where absolute times drift. ``fail_check`` names an impl whose check fails.
+so paired ratios come out exact where absolute times drift. ``fail_check`` names an impl whose check fails;
+``missing_peers`` names optional peers that cannot run here (their prepare raises, as an import would).
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from matmul_bench.backend import Prepared, Timing
 
 FAKE_DEVICE = {"name": "NVIDIA H200", "sm_count": 132, "compute_capability": "9.0", "memory_gb": 139.8, "uuid": "",
                "driver": "580.159.04", "sm_max": 1980.0, "mem_max": 3201.0, "power_limit_w": 700.0}  # fmt: skip
-BASE_MS = {"v0": 3.5, "v1": 2.0, "v2": 1.9, "v3": 1.9, "v4": 1.65, "v5": 1.7, "v6": 1.6, "v7": 1.55, "cublas": 1.5}
+BASE_MS = {"v0": 3.5, "v1": 2.0, "v2": 1.9, "v3": 1.9, "v4": 1.65, "v5": 1.7, "v6": 1.6, "v7": 1.55, "cublas": 1.5,
+           "triton-templates": 1.58, "quack": 1.45, "quack-autotuned": 1.42}  # fmt: skip
 
 
 def base_ms(name: str, shape: tuple[int, int, int]) -> float:
@@ -27,6 +29,7 @@ def base_ms(name: str, shape: tuple[int, int, int]) -> float:
 class FakeBackend:
     def __init__(self, options: dict[str, Any], process: int) -> None:
         self._fail = options.get("fail_check")
+        self._missing = set(options.get("missing_peers") or ())
         self._process = process
         self._calls: dict[int, int] = {}
 
@@ -36,8 +39,13 @@ class FakeBackend:
     def software(self) -> dict[str, str]:
         return {"cuda": "13.0", "torch": "fake", "tilus": "fake", "python": "3.12.3"}
 
+    def peer_version(self, impl: dict[str, Any]) -> str | None:
+        return None  # the fake installs no peer
+
     def prepare(self, impl: dict[str, Any], shape: tuple[int, int, int]) -> Prepared:
         name = impl["name"]
+        if name in self._missing:
+            raise ModuleNotFoundError(f"No module named {impl['kind']!r} (the fake backend's stand-in)")
 
         def check(at: tuple[int, int, int]) -> dict[str, Any]:
             ok = name != self._fail

@@ -62,19 +62,24 @@ def is_clean(commit: str) -> bool:
 CUBLAS_PACKAGES = ("nvidia-cublas", "nvidia-cublas-cu13", "nvidia-cublas-cu12")
 
 
+def package_version(package: str) -> str | None:
+    """The installed version of a distribution (``"quack-kernels"``), None when it is not installed."""
+    import importlib.metadata  # here: a quarter of a second that only the probe and the peers need
+
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
 def software() -> dict[str, str]:
     """Versions of what the worker ran with (called inside a worker, where torch is imported)."""
-    import importlib.metadata  # here: a quarter of a second that only the probe needs
-
     import torch
 
     def version(package: str) -> str:
-        try:
-            return importlib.metadata.version(package)
-        except importlib.metadata.PackageNotFoundError:
-            return "not installed"
+        return package_version(package) or "not installed"
 
-    cublas = next((v for v in map(version, CUBLAS_PACKAGES) if v != "not installed"), "unknown")
+    cublas = next((v for v in map(package_version, CUBLAS_PACKAGES) if v), "unknown")
     return {"cuda": torch.version.cuda or "none", "torch": torch.__version__, "tilus": version("tilus"),
             "cublas": cublas, "python": platform.python_version()}  # fmt: skip
 

@@ -23,8 +23,18 @@ QUICK_DIR = paths.BUILD_DIR / "quick"
 
 BENCH_SHAPE: Shape = (8192, 8192, 8192)  # common.BENCH_SHAPE, repeated here so that planning needs no torch
 CUBLAS, TORCH_COMPILE = versions.CUBLAS, versions.TORCH_COMPILE
+TRITON, QUACK, QUACK_AUTOTUNED = versions.TRITON, versions.QUACK, versions.QUACK_AUTOTUNED
 # max-autotune's GEMM template search without CUDA graphs: a graph replay copies inputs it did not allocate.
 TORCH_COMPILE_MODE = "max-autotune-no-cudagraphs"
+# The Triton row: the same mode, with GEMM autotuning among Inductor's Triton templates only (no ATen choice,
+# so never cuBLAS again) and its persistent TMA templates among them (torch._inductor.config names).
+TRITON_INDUCTOR_CONFIG: dict[str, Any] = {
+    "max_autotune_gemm_backends": "TRITON",
+    "triton.enable_persistent_tma_matmul": True,
+}
+# Peers that are optional extras (pip install -e ".[peers]"), by kind, with the package that provides each:
+# one that cannot run on a machine is recorded in its run's peers_missing, and the run goes on without it.
+PEER_PACKAGES: dict[str, str] = {"triton": "triton", "quack": "quack-kernels"}
 SWEEP_LAST = 3  # the sweep times the last three versions
 # Square sizes from one that leaves SMs idle to one with 8x the work of 8192^3, and two LLM-shaped ones:
 # a wide MLP projection (N = 28672) and a short-K one (K = 1024) where the epilogue weighs most.
@@ -57,6 +67,10 @@ QUICK = Settings(processes=2, rounds=4, repeats=20, warmup=3)
 START_S = 20.0  # a fresh worker: import torch and Tilus, load the cached kernels
 BUILD_S = 15.0  # nvcc for one configuration at one (N, K)
 TORCH_COMPILE_S = 25.0  # max-autotune's template search at one shape, per process (8-31 s seen; cached later)
+# Not measured yet, guesses to replace from the first record with --peers: QuACK's CuTe-DSL JIT of one
+# configuration, and its autotuner compiling and timing every Hopper configuration (cached on disk later).
+QUACK_S = 15.0
+QUACK_AUTOTUNE_S = 90.0
 NCU_S = 30.0  # one profiled launch in its own process
 SUSTAINED_TFLOPS = 550.0
 
@@ -70,7 +84,7 @@ class ImplSpec:
     """One implementation as a worker builds it; ``config`` None lets Tilus autotune."""
 
     name: str
-    kind: str  # "kernel", "cublas" or "torch-compile"
+    kind: str  # "kernel", "cublas", "torch-compile", or an optional peer's (PEER_PACKAGES): "triton", "quack"
     title: str
     file: str | None = None
     cls: str | None = None
@@ -114,6 +128,7 @@ class Plan:
     backend: str  # "cuda"; "fake" for the CPU tests of the protocol
     build_jobs: int
     fake_fail_check: str | None = None
+    fake_missing_peers: tuple[str, ...] = ()  # peers the fake backend says cannot run
 
     def sections(self) -> list[str]:
         return [s for s in ("ladder", "sweep", "steps") if any(r.section == s for r in self.runs)]
@@ -165,6 +180,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--steps", metavar="NAMES", help='runs of experiments/steps.py to time ("all" or a,b)')
     parser.add_argument("--ncu", action="store_true", help="Nsight Compute counters for the ladder (needs --ladder)")
     parser.add_argument("--torch-compile", action="store_true", help="add torch.compile to the sweep (slow)")
+    parser.add_argument(
+        "--peers",
+        action="store_true",
+        help="add the peers to the sweep: Triton's GEMM templates (torch.compile) and QuACK, default and autotuned "
+        '(pip install -e ".[peers]"; a peer that cannot run here is recorded as missing, with its error)',
+    )
     parser.add_argument("--sweep-shapes", metavar="MxNxK,...", help="shapes of the sweep")
     parser.add_argument("--quick", action="store_true", help="a smoke run in under 10 minutes (see --dry-run)")
     parser.add_argument("--autotune", action="store_true", help="let Tilus pick configs (sequential builds)")
@@ -182,6 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--steps-file", type=Path, default=STEPS_FILE, help=argparse.SUPPRESS)
     parser.add_argument("--backend", choices=("cuda", "fake"), default="cuda", help=argparse.SUPPRESS)
     parser.add_argument("--fake-fail-check", help=argparse.SUPPRESS)
+    parser.add_argument("--fake-missing-peer", action="append", default=[], help=argparse.SUPPRESS)
     return parser
 
 
@@ -193,7 +215,14 @@ def version_spec(version: versions.Version, autotune: bool) -> ImplSpec:
 PEER_SPECS = {
     CUBLAS: ImplSpec(CUBLAS, "cublas", "cuBLAS via torch.matmul", config={}),
     TORCH_COMPILE: ImplSpec(TORCH_COMPILE, "torch-compile", f'torch.compile(mode="{TORCH_COMPILE_MODE}")', config={}),
-}
+    TRITON: ImplSpec(TRITON, "triton", f'torch.compile(mode="{TORCH_COMPILE_MODE}"), Triton GEMM templates only',
+                     config={"mode": TORCH_COMPILE_MODE, "inductor": dict(TRITON_INDUCTOR_CONFIG)}),
+    QUACK: ImplSpec(QUACK, "quack", "QuACK gemm(A, B.T, tuned=False): its default configuration",
+                    config={"tuned": False}),
+    QUACK_AUTOTUNED: ImplSpec(QUACK_AUTOTUNED, "quack", "QuACK gemm(A, B.T, tuned=True): autotuned at each shape",
+                              config={"tuned": True}),
+}  # fmt: skip
+OPTIONAL_PEERS = (TRITON, QUACK, QUACK_AUTOTUNED)  # what --peers adds to the sweep, in this order
 
 
 def ladder_run(autotune: bool, kernel_dir: Path = KERNEL_DIR, only: tuple[str, ...] = ()) -> RunSpec:
@@ -209,10 +238,12 @@ def ladder_run(autotune: bool, kernel_dir: Path = KERNEL_DIR, only: tuple[str, .
     return RunSpec("ladder", "ladder", BENCH_SHAPE, impls, step_over, profile=True)
 
 
-def sweep_runs(shapes: tuple[Shape, ...], torch_compile: bool, autotune: bool, kernel_dir: Path = KERNEL_DIR):
+def sweep_runs(shapes: tuple[Shape, ...], torch_compile: bool, autotune: bool, kernel_dir: Path = KERNEL_DIR,
+               peers: bool = False) -> tuple[RunSpec, ...]:  # fmt: skip
     found = list(versions.all_versions(kernel_dir)[-SWEEP_LAST:])
     impls = tuple(version_spec(v, autotune) for v in found) + (PEER_SPECS[CUBLAS],)
     impls += (PEER_SPECS[TORCH_COMPILE],) if torch_compile else ()
+    impls += tuple(PEER_SPECS[name] for name in OPTIONAL_PEERS) if peers else ()
     return tuple(RunSpec("sweep", f"sweep {shape_text(s)}", s, impls) for s in shapes)
 
 
@@ -284,6 +315,8 @@ def make_plan(args: argparse.Namespace) -> Plan:
         )
     if args.torch_compile and not sweep:
         raise UsageError("--torch-compile adds a peer to the sweep: add --sweep")
+    if args.peers and not sweep:
+        raise UsageError("--peers adds the peers to the sweep: add --sweep")
     if args.sweep_shapes is not None and not sweep:
         raise UsageError("--sweep-shapes needs --sweep")
     if args.warmup is not None and args.warmup < 0:
@@ -313,11 +346,12 @@ def make_plan(args: argparse.Namespace) -> Plan:
     if ladder:
         runs += (ladder_run(args.autotune, only=only),)
     if sweep:
-        runs += sweep_runs(shapes, args.torch_compile, args.autotune)
+        runs += sweep_runs(shapes, args.torch_compile, args.autotune, peers=args.peers)
     if args.steps is not None:
         runs += steps_runs(args.steps, args.steps_file)
     return Plan(runs, settings, ncu, args.autotune, args.quick, args.out, float(args.timeout), args.git_commit,
-                args.backend, 1 if args.autotune else args.build_jobs, args.fake_fail_check)  # fmt: skip
+                args.backend, 1 if args.autotune else args.build_jobs, args.fake_fail_check,
+                tuple(args.fake_missing_peer))  # fmt: skip
 
 
 def with_configs(plan: Plan, configs: dict[tuple[str, str, str], dict[str, Any]]) -> Plan:
@@ -361,7 +395,9 @@ def process_s(plan: Plan, runs: list[RunSpec]) -> float:
     for run in runs:
         total += sum(_check_s(shape) for shape in (run.shape, *run.check_shapes)) * len(run.impls)
         total += s.rounds * len(run.impls) * (s.warmup + s.repeats) * _call_s(run.shape)
-        total += TORCH_COMPILE_S * sum(i.kind == "torch-compile" for i in run.impls)
+        total += TORCH_COMPILE_S * sum(i.kind in ("torch-compile", "triton") for i in run.impls)
+        total += sum(QUACK_AUTOTUNE_S if (i.config or {}).get("tuned") else QUACK_S
+                     for i in run.impls if i.kind == "quack")  # fmt: skip
     return total
 
 
@@ -385,6 +421,17 @@ def ncu_label(run: RunSpec, impl: ImplSpec) -> str:
     return f"ncu {impl.name}" if run.section == "ladder" else f"ncu {run.name}: {impl.name}"
 
 
+def peers_text(plan: Plan) -> str:
+    """Whether the optional peers are in the plan, in words."""
+    asked = [name for name in OPTIONAL_PEERS if any(i.name == name for r in plan.runs for i in r.impls)]
+    if not asked:
+        return "none (--peers adds Triton's templates and QuACK to the sweep)"
+    return (
+        f'{", ".join(asked)} (optional extras, pip install -e ".[peers]"; one that cannot run here is '
+        "recorded in its run's peers_missing with its version and error, and the run goes on without it)"
+    )
+
+
 def format_duration(seconds: float) -> str:
     seconds = max(0, int(round(seconds)))
     return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
@@ -406,6 +453,7 @@ def describe(plan: Plan, out: str) -> str:
     lines.append(
         f"  ncu counters: {'yes, the rows of the ladder and of steps runs with profile' if plan.ncu else 'no'}"
     )
+    lines.append(f"  peers: {peers_text(plan)}")
     lines.append(f"  results: {out} (merged, written atomically); raw samples: logs/<run_id>.json next to it")
     total = sum(sec for _, sec in steps)
     lines.append(f"  estimated duration: about {format_duration(total)} ({len(steps)} steps)")

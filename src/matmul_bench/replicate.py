@@ -159,8 +159,10 @@ def merge_figure(figure: dict[str, Any], confidence: float, band: float, sm_coun
         row["efficiency"] = efficiency(tflops, clock, sm_count)
         row["suspect"] = is_suspect(impl, shape, row["efficiency"])
         merged_rows[impl] = row
-    out = {key: value for key, value in figure.items() if key not in ("rows", "runs")}
+    out = {key: value for key, value in figure.items() if key not in ("rows", "runs", "peers_missing")}
     out.update({key: newest[key] for key in ("run_id", "date", "git_commit", "rounds", "processes")})
+    if newest.get("peers_missing"):  # what the newest run could not time is what the figure lacks now
+        out["peers_missing"] = copy.deepcopy(newest["peers_missing"])
     out.update({key: newest[key] for key in ("warmup", "repeats", "log") if newest.get(key) is not None})
     out["replicated"] = len(runs) >= REPLICATED
     out["rows"] = merged_rows

@@ -111,7 +111,8 @@ def call_worker(job: dict[str, Any], timeout_s: float, prefix: Sequence[str] = (
 
 def job(plan: Plan, mode: str, runs: Sequence[RunSpec], process: int = 0) -> dict[str, Any]:
     s = plan.settings
-    return {"mode": mode, "backend": plan.backend, "fake": {"fail_check": plan.fake_fail_check},
+    return {"mode": mode, "backend": plan.backend,
+            "fake": {"fail_check": plan.fake_fail_check, "missing_peers": list(plan.fake_missing_peers)},
             "settings": {"rounds": s.rounds, "repeats": s.repeats, "warmup": s.warmup, "process": process},
             "runs": [r.to_json() for r in runs]}  # fmt: skip
 
@@ -221,7 +222,7 @@ def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
 def format_table(runs: Sequence[dict[str, Any]]) -> str:
     lines = []
     for run in runs:
-        shape = shape_text((run["shape"]["m"], run["shape"]["n"], run["shape"]["k"]))
+        shape = shape_text(run_shape(run))
         lines.append(f"{run.get('title') or ''} {shape}".strip())
         lines.append(f"  {'impl':<24} {'ms':>8} {'TFLOPS':>7} {'x cuBLAS [95%]':>22} {'step [95%]':>24} {'MHz':>6}")
         for name, row in run["rows"].items():
@@ -232,7 +233,16 @@ def format_table(runs: Sequence[dict[str, Any]]) -> str:
             lines.append(
                 f"  {name:<24} {row['latency_ms']:>8.3f} {row['tflops']:>7.1f} {ratio:>22} {step:>24} {mhz:>6}"
             )
+        lines += [f"  {name:<24} not run here: {missing_text(entry)}" for name, entry in missing_peers(run).items()]
     return "\n".join(lines)
+
+
+def missing_peers(run: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return run.get("peers_missing") or {}
+
+
+def missing_text(entry: dict[str, Any]) -> str:
+    return f"{entry['version'] or 'not installed'}; {entry['error']}"
 
 
 def run_plan(plan: Plan) -> int:
@@ -280,6 +290,10 @@ def run_plan(plan: Plan) -> int:
             runs.append(aggregate.make_run(spec, per_run[spec.name], run_id=run_id, date=date, git_commit=commit,
                                            warmup=plan.settings.warmup, repeats=plan.settings.repeats, log=log_rel,
                                            counters=counters))  # fmt: skip
+        for run in runs:
+            for name, entry in missing_peers(run).items():
+                say(f"{section}: {name} could not run at {shape_text(run_shape(run))}, recorded in peers_missing "
+                    f"and left out: {missing_text(entry)}")  # fmt: skip
         data = merged_with(data, document(plan, probe, {section: runs}))
         write_json_atomic(out.parent / log_rel, log)
         results.write_atomic(out, data)
@@ -292,6 +306,10 @@ def run_plan(plan: Plan) -> int:
         say(f"took {elapsed:.0f} s in all")
     print(format_table(recorded))
     return 0
+
+
+def run_shape(run: dict[str, Any]) -> tuple[int, int, int]:
+    return (run["shape"]["m"], run["shape"]["n"], run["shape"]["k"])
 
 
 def stamp_duration(data: dict[str, Any], run_id: str, seconds: float) -> dict[str, Any]:

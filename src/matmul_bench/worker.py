@@ -12,7 +12,9 @@ goes to stderr. A job::
 
 For each run: every implementation is built (pinned config or autotune) and checked against a float64
 reference at every check shape, C poisoned with NaN; a wrong result stops the worker before any timing
-(exit status 3). Then ``rounds`` rounds, the order forward in even rounds and reversed in odd ones;
+(exit status 3). An optional peer (plan.PEER_PACKAGES) that cannot be built or run here, or fails its check, is
+left out of the run's rounds and reported in its ``missing`` ({name: {version, error}}); the run goes on.
+Then ``rounds`` rounds, the order forward in even rounds and reversed in odd ones;
 in each, every implementation is timed ``warmup`` + ``repeats`` calls (CUDA events, L2 flushed) and the
 median kept, while NVML samples clock and power under the implementation's tag.
 """
@@ -30,6 +32,7 @@ from typing import Any
 
 from matmul_bench import kernels, machine
 from matmul_bench.backend import Backend, Prepared, Timing
+from matmul_bench.plan import PEER_PACKAGES, TORCH_COMPILE_MODE
 
 WRONG_RESULT = 3
 
@@ -39,7 +42,7 @@ def progress(message: str) -> None:
 
 
 class CudaBackend:
-    """The real thing: Tilus kernels, cuBLAS and torch.compile on CUDA device 0."""
+    """The real thing: Tilus kernels, cuBLAS, torch.compile and the optional peers on CUDA device 0."""
 
     def __init__(self) -> None:
         self._kernels: dict[str, Any] = {}
@@ -64,18 +67,18 @@ class CudaBackend:
             self._kernels[key] = prebuild.make_kernel(impl["file"], impl["cls"], impl["config"])
         return self._kernels[key]
 
+    def peer_version(self, impl: dict[str, Any]) -> str | None:
+        from matmul_bench import peers
+
+        return peers.version(impl["kind"])
+
     def _torch_compiled(self, shape: tuple[int, int, int]) -> Any:
         import torch
 
         if shape not in self._compiled:
-            from matmul_bench.plan import TORCH_COMPILE_MODE
+            from matmul_bench import peers
 
-            # One static-shape graph per shape, all kept: no dynamo reset, since every run is prepared before
-            # any is timed, and a reset would make the earlier shapes recompile inside their timed windows.
-            for limit in ("recompile_limit", "cache_size_limit"):
-                if hasattr(torch._dynamo.config, limit):
-                    setattr(torch._dynamo.config, limit, max(64, getattr(torch._dynamo.config, limit)))
-                    break
+            peers.allow_recompiles()  # one static-shape graph per shape, all kept
             self._compiled[shape] = torch.compile(lambda x, y: x @ y.T, mode=TORCH_COMPILE_MODE, dynamic=False)
         return self._compiled[shape]
 
@@ -90,7 +93,12 @@ class CudaBackend:
             a, b = common.random_operands(m, n, k)
             self._operands[shape] = (a, b, torch.empty(m, n, dtype=torch.float16, device="cuda"))
         a, b, c = self._operands[shape]
-        if impl["kind"] == "cublas":
+        config = impl["config"]
+        if impl["kind"] in PEER_PACKAGES:
+            from matmul_bench import peers
+
+            kernel, call, config = peers.build(impl, a, b, c)  # compiled and autotuned here, not when timed
+        elif impl["kind"] == "cublas":
             kernel: Any = lambda m_, n_, k_, x, y, z: torch.matmul(x, y.T, out=z)  # noqa: E731
             call = lambda: torch.matmul(a, b.T, out=c)  # noqa: E731
         elif impl["kind"] == "torch-compile":
@@ -102,7 +110,7 @@ class CudaBackend:
             call = lambda: kernel(m, n, k, a, b, c)  # noqa: E731
         common.matmul(kernel, a, b, out=c)  # build (or load from the cache) and, for a peer, compile
         torch.cuda.synchronize()
-        config = impl["config"] if impl["config"] is not None else prebuild.tuned(kernel)
+        config = config if config is not None else prebuild.tuned(kernel)
 
         def check(at: tuple[int, int, int]) -> dict[str, Any]:
             result = common.check(kernel, *at)
@@ -163,31 +171,62 @@ def make_backend(job: dict[str, Any]) -> Backend:
     return CudaBackend()
 
 
+class CheckFailed(Exception):
+    """An optional peer's result is wrong: it is not timed, and the run goes on without it."""
+
+
+def wrong_text(name: str, checks: list[dict[str, Any]]) -> str | None:
+    """What the first failed check says, or None when every check passed."""
+    bad = [c for c in checks if not c["ok"]]
+    if not bad:
+        return None
+    first = bad[0]
+    return (f"{name} is wrong at {'x'.join(map(str, first['shape']))}: {first['bad']} elements outside tolerance "
+            f"(max |err| {first['max_abs_err']:.3g})")  # fmt: skip
+
+
+def missing_peer(backend: Backend, impl: dict[str, Any], exc: Exception) -> dict[str, Any]:
+    """What the results say of an optional peer that cannot run here: its installed version and the error."""
+    lines = str(exc).strip().splitlines()
+    error = f"{type(exc).__name__}: {lines[0] if lines else ''}".strip()[:400]
+    if isinstance(exc, ImportError):
+        error += ' (the peers are optional extras: pip install -e ".[peers]")'
+    return {"version": backend.peer_version(impl), "error": error}
+
+
 def time_runs(backend: Backend, job: dict[str, Any]) -> tuple[list[dict[str, Any]], str | None]:
     """Check every impl of every run, then time each run in rounds; (per-run results, error or None)."""
     settings = job["settings"]
     prepared_runs, out = [], []
     for run in job["runs"]:
         shape = tuple(run["shape"])
-        prepared, checks, configs = {}, {}, {}
+        prepared, checks, configs, missing = {}, {}, {}, {}
         for impl in run["impls"]:
             progress(f"  {run['name']}: building {impl['name']}")
-            prepared[impl["name"]] = p = backend.prepare(impl, shape)
-            configs[impl["name"]] = p.config
-            checks[impl["name"]] = [dict(p.check(tuple(s)), shape=s) for s in run["check_shapes"]]
-            bad = [c for c in checks[impl["name"]] if not c["ok"]]
-            if bad:
-                first = bad[0]
-                return out + [{"name": run["name"], "checks": checks}], (
-                    f"{impl['name']} is wrong at {'x'.join(map(str, first['shape']))}: {first['bad']} elements "
-                    f"outside tolerance (max |err| {first['max_abs_err']:.3g}); nothing was timed"
-                )
-        out.append({"name": run["name"], "checks": checks, "configs": configs})
+            try:
+                p = backend.prepare(impl, shape)
+                found = [dict(p.check(tuple(s)), shape=s) for s in run["check_shapes"]]
+                wrong = wrong_text(impl["name"], found)
+                if wrong and impl["kind"] in PEER_PACKAGES:
+                    raise CheckFailed(f"{wrong}; not timed")
+            except Exception as exc:
+                if impl["kind"] not in PEER_PACKAGES:
+                    raise
+                if not isinstance(exc, (ImportError, CheckFailed)):  # those say it all; a failed build needs its trace
+                    traceback.print_exc()
+                missing[impl["name"]] = missing_peer(backend, impl, exc)
+                progress(f"  {run['name']}: {impl['name']} cannot run here, the run goes on without it: "
+                         f"{missing[impl['name']]['error']}")  # fmt: skip
+                continue
+            prepared[impl["name"]], configs[impl["name"]], checks[impl["name"]] = p, p.config, found
+            if wrong:
+                return out + [{"name": run["name"], "checks": checks}], f"{wrong}; nothing was timed"
+        out.append({"name": run["name"], "checks": checks, "configs": configs, "missing": missing})
         prepared_runs.append(prepared)
     sampler = backend.sampler()
     try:
         for run, prepared, result in zip(job["runs"], prepared_runs, out, strict=True):
-            names = [impl["name"] for impl in run["impls"]]
+            names = [impl["name"] for impl in run["impls"] if impl["name"] in prepared]
             samples: dict[str, list[float]] = {name: [] for name in names}
             clocks: dict[str, list[float]] = {name: [] for name in names}
             power: dict[str, list[float]] = {name: [] for name in names}

@@ -18,8 +18,11 @@ A Run is one interleaved session at one shape::
 
     run_id, date, git_commit, shape {m, n, k}, rounds, processes
     warmup, repeats, log              (optional) calls per round, and the raw samples' log (relative to plots/results)
-    rows {impl: Row}                  impl is "v<N>", "cublas", "torch-compile-max-autotune" or a variant's name
+    rows {impl: Row}                  impl is "v<N>", "cublas", a peer of versions.PEERS or a variant's name
     after, title                      (steps only) the version the attempts start from, and what they try
+    peers_missing {impl: {version, error}}   (optional) peers asked for (record --peers) that could not run on
+                                      that machine: the installed version (null: not installed) and the error;
+                                      on a figure, its newest run's
 
 A TryIt is one edit of a chapter's kernel file (experiments/tryit.py), checked on the GPU::
 

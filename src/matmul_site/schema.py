@@ -197,9 +197,23 @@ def _validate_run(run: Any, field: str, *, steps: bool = False, band: float | No
         raise ResultsError(f"field {field + '.rows'!r} has no cublas row: every ratio is paired with it")
     for impl, row in rows.items():
         _validate_row(impl, row, run, f"{field}.rows.{impl}", steps=steps, band=band)
+    if run.get("peers_missing") is not None:
+        _validate_peers_missing(run, field)
     if steps:
         _string(run, "after", field)
         _string(run, "title", field)
+
+
+def _validate_peers_missing(run: dict[str, Any], field: str) -> None:
+    """Optional: {impl: {version, error}} for peers asked for that could not run (version null: not installed)."""
+    missing = _dict(run["peers_missing"], f"{field}.peers_missing")
+    for impl, entry in missing.items():
+        where = f"{field}.peers_missing.{impl}"
+        entry = _dict(entry, where)
+        _string(entry, "version", where, optional=True)
+        _string(entry, "error", where)
+        if impl in run["rows"] or impl == CUBLAS:
+            raise _fail(where, "names a row of the run: a peer is either timed or missing", impl)
 
 
 def _validate_figure(figure: Any, field: str, *, steps: bool = False, band: float | None = None) -> None:
@@ -211,6 +225,8 @@ def _validate_figure(figure: Any, field: str, *, steps: bool = False, band: floa
     runs = _get(figure, "runs", field)
     if not isinstance(runs, list) or not runs:
         raise _fail(f"{field}.runs", "must be a non-empty list of the runs merged", runs)
+    if figure.get("peers_missing") != runs[-1].get("peers_missing"):
+        raise _fail(f"{field}.peers_missing", "must be its newest run's", figure.get("peers_missing"))
     for index, run in enumerate(runs):
         where = f"{field}.runs[{index}]"
         _validate_run(run, where, steps=steps)

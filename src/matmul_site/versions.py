@@ -4,8 +4,8 @@ A version is a file ``examples/hopper_matmul/matmul_vN.py``; its title is the mo
 ``TITLE = "..."`` in that file and its measured configuration the constant ``TUNED = {...}``, both
 read here with :mod:`ast` (no torch, no Tilus, nothing executed).
 Its chapter is ``docs/chapters/vN.rst`` and its chart ``plots/plot_vN.py``; the tests hold every
-version to having all three. Implementations that are not ours (cuBLAS, torch.compile) are
-``PEERS``; :func:`label` names any implementation.
+version to having all three. Implementations that are not ours (cuBLAS, torch.compile, Triton's templates,
+QuACK) are ``PEERS``; :func:`label` names any implementation.
 """
 
 from __future__ import annotations
@@ -24,10 +24,16 @@ _NAME = re.compile(r"v(0|[1-9][0-9]*)")
 
 CUBLAS = "cublas"
 TORCH_COMPILE = "torch-compile-max-autotune"
+TRITON = "triton-templates"  # torch.compile with GEMM autotuning among Triton's templates only
+QUACK = "quack"  # QuACK's CuTe-DSL GEMM in its default configuration
+QUACK_AUTOTUNED = "quack-autotuned"  # the same GEMM, autotuned at each shape
 # Implementations we compare against but did not write: how tables and legends name them.
 PEERS: dict[str, str] = {
     CUBLAS: "cuBLAS",
     TORCH_COMPILE: "torch.compile (max-autotune)",
+    TRITON: "Triton (torch.compile templates)",
+    QUACK: "QuACK (CuTe DSL)",
+    QUACK_AUTOTUNED: "QuACK (CuTe DSL, autotuned)",
 }
 
 

@@ -1,0 +1,128 @@
+"""The optional peers, built inside a worker on the GPU: Triton's GEMM templates through torch.compile, and QuACK.
+
+:func:`build` returns ``(kernel, call, config)``: ``kernel(m, n, k, a, b, c)`` writes C = A @ B^T into ``c``
+(what the float64 check runs, at any shape), ``call()`` is what is timed, and ``config`` records what ran. The
+builder makes the first call itself, so compiling and autotuning happen in the worker's prepare step, never
+inside a timed window. It raises when the peer cannot run on this machine (not installed, an import error,
+an unsupported GPU or torch); the worker records that in the run's ``peers_missing`` and goes on without it.
+
+Triton: ``torch.compile(mode=TORCH_COMPILE_MODE, dynamic=False)`` of ``a @ b.T`` while
+``torch._inductor.config.patch`` applies the plan's TRITON_INDUCTOR_CONFIG: GEMM autotuning among Inductor's
+Triton templates only, the persistent TMA templates among them. A setting this torch does not have is listed in
+the row's config under ``lacking``; without ``max_autotune_gemm_backends`` the row could be cuBLAS again, so the
+peer refuses to run. The busiest kernel of a call must be a Triton one (``triton_...``); its name is recorded.
+
+QuACK (quack-kernels 0.6.5, ``quack/gemm_interface.py``): ``gemm(A, B, out=C, tuned=...)`` computes C = A @ B
+for A (M, K) and B (K, N); our B is (N, K) row-major, so ``B.T`` goes in (a view, no copy). ``tuned=False``
+runs QuACK's default configuration for the GPU (nvMatmulHeuristics' pick where that package is installed, else
+``quack.gemm_config.default_config``); ``tuned=True``, gemm's own default, autotunes among QuACK's
+configurations at each new shape and keeps the winner in QuACK's disk cache (``~/.quack/cache``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+from matmul_bench import machine
+from matmul_bench.baseline import busiest_kernel
+from matmul_bench.plan import PEER_PACKAGES, TORCH_COMPILE_MODE, TRITON_INDUCTOR_CONFIG
+
+Kernel = Callable[[int, int, int, Any, Any, Any], Any]
+Built = tuple[Kernel, Callable[[], Any], dict[str, Any]]
+
+
+def version(kind: str) -> str | None:
+    """The installed version of the package behind a peer kind (``"quack"``), None when it is not installed."""
+    return machine.package_version(PEER_PACKAGES[kind])
+
+
+def allow_recompiles() -> None:
+    """Room in dynamo's cache for one static-shape graph per shape of the sweep, all kept.
+
+    No dynamo reset: every run is prepared before any is timed, and a reset would make the earlier shapes
+    recompile inside their timed windows.
+    """
+    import torch
+
+    for limit in ("recompile_limit", "cache_size_limit"):  # the newer name first
+        if hasattr(torch._dynamo.config, limit):
+            setattr(torch._dynamo.config, limit, max(64, getattr(torch._dynamo.config, limit)))
+            break
+
+
+def _has_setting(config: Any, dotted: str) -> bool:
+    *owners, name = dotted.split(".")
+    for owner in owners:
+        config = getattr(config, owner, None)
+        if config is None:
+            return False
+    return hasattr(config, name)
+
+
+def inductor_settings(config: Any) -> tuple[dict[str, Any], list[str]]:
+    """TRITON_INDUCTOR_CONFIG split into the settings ``config`` (torch._inductor.config) has and those it lacks."""
+    have = {k: v for k, v in TRITON_INDUCTOR_CONFIG.items() if _has_setting(config, k)}
+    return have, [k for k in TRITON_INDUCTOR_CONFIG if k not in have]
+
+
+def triton_matmul(x: Any, y: Any) -> Any:
+    """C = A @ B^T, its own function: dynamo keeps compiled graphs per code object, apart from other rows'."""
+    return x @ y.T
+
+
+def build_triton(a: Any, b: Any, c: Any) -> Built:
+    import torch
+    from torch._inductor import config as inductor_config
+
+    settings, lacking = inductor_settings(inductor_config)
+    if "max_autotune_gemm_backends" in lacking:
+        raise RuntimeError(
+            f"torch {torch.__version__}'s Inductor has no max_autotune_gemm_backends: the row could be cuBLAS again"
+        )
+    allow_recompiles()
+    fn = torch.compile(triton_matmul, mode=TORCH_COMPILE_MODE, dynamic=False)
+
+    def kernel(m: int, n: int, k: int, x: Any, y: Any, z: Any) -> Any:
+        with inductor_config.patch(settings):  # a new shape (a check's) compiles under the same settings
+            return z.copy_(fn(x, y))
+
+    kernel(*c.shape, a.shape[1], a, b, c)  # compile and autotune at the timed shape
+    torch.cuda.synchronize()
+    call = lambda: fn(a, b)  # noqa: E731  (timed without the copy: it returns its own output)
+    name = busiest_kernel(call)
+    if not name.startswith("triton"):
+        raise RuntimeError(f"the compiled matmul ran {name}, not one of Inductor's Triton templates")
+    config = {"mode": TORCH_COMPILE_MODE, "inductor": settings, "lacking": lacking, "kernel": name,
+              "torch": torch.__version__, "triton": version("triton")}  # fmt: skip
+    return kernel, call, config
+
+
+def build_quack(tuned: bool, a: Any, b: Any, c: Any) -> Built:
+    import torch
+    from quack.gemm_interface import gemm, gemm_tuned
+
+    def kernel(m: int, n: int, k: int, x: Any, y: Any, z: Any) -> Any:
+        return gemm(x, y.T, out=z, tuned=tuned)
+
+    kernel(*c.shape, a.shape[1], a, b, c)  # compile (and autotune) at the timed shape
+    torch.cuda.synchronize()
+    if tuned:  # the autotuner's pick on the call above (Autotuner.best_config, set on every tuned call)
+        chosen = gemm_tuned.best_config.kwargs["config"]
+    else:  # what gemm(tuned=False) resolves: gemm_tuned.fn with config=None
+        chosen = gemm_tuned.fn(a, b.T, c, config=None)[0]
+    call = lambda: gemm(a, b.T, out=c, tuned=tuned)  # noqa: E731
+    config = {"tuned": tuned, "config": dataclasses.asdict(chosen) if dataclasses.is_dataclass(chosen) else str(chosen),
+              "kernel": busiest_kernel(call), "quack-kernels": version("quack"),
+              "nvidia-cutlass-dsl": machine.package_version("nvidia-cutlass-dsl")}  # fmt: skip
+    return kernel, call, config
+
+
+def build(impl: dict[str, Any], a: Any, b: Any, c: Any) -> Built:
+    """The peer an ImplSpec of kind "triton" or "quack" names, built, compiled and (where asked) autotuned."""
+    if impl["kind"] == "triton":
+        return build_triton(a, b, c)
+    if impl["kind"] == "quack":
+        return build_quack(bool(impl["config"]["tuned"]), a, b, c)
+    raise ValueError(f"{impl['name']}: {impl['kind']!r} is not an optional peer's kind")
