@@ -161,7 +161,8 @@ def _(d: SphinxDirective, data: Data) -> list[nodes.Node]:
         ["Clock and power limits", f"SM up to {unit_text('mhz', clocks.get('sm_max'))}, memory up to "
          f"{unit_text('mhz', clocks.get('mem_max'))}, power limit {f('gpu.power_limit', data)}"],
         ["Datasheet dense FP16 peak", peak],
-        ["Software", f"CUDA {s['cuda']}, torch {s['torch']}, Tilus {s['tilus']}, Python {s['python']}"],
+        ["Software", f"CUDA {s['cuda']}, cuBLAS {s.get('cublas', NOT_RECORDED)}, torch {s['torch']}, "
+                     f"Tilus {s['tilus']}, Python {s['python']}"],
         ["Problem", f"{numfmt.shape_text(p)}, {p['dtype']} inputs, {p['accumulate']} accumulation"],
         ["Timer", f"{m['timer']}, {m['warmup']} warm-up and {m['repeats']} timed calls per round; "
                   f"L2 flush: {m['l2_flush']}"],
