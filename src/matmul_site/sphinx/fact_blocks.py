@@ -116,6 +116,7 @@ def _(d: SphinxDirective, data: Data, version: str) -> list[nodes.Node]:
     if row is None or run is None:
         return [pending(f"{versions.label(version)}: {NOT_MEASURED}.")]
     r = lambda what: f(f"{version}.{what}", data)  # noqa: E731
+    merged = captions.independent([run])  # every independent run the ladder's rows merge
     counters = {k: v for k, v in (row.get("counters") or {}).items() if isinstance(v, int | float)}  # not raw ncu
     counter_rows: list[list[Cell]] = [
         [COUNTER_LABELS.get(k, (k.replace("_", " "), "pct"))[0], counter_text(k, v)] for k, v in counters.items()
@@ -123,8 +124,8 @@ def _(d: SphinxDirective, data: Data, version: str) -> list[nodes.Node]:
     rows: list[list[Cell]] = [
         ["Throughput", r("tflops")],
         ["Median latency", r("ms")],
-        [f"{TIMES} cuBLAS, same run [95% interval]", r("ratio")],
-        ["Step over the previous version", r("step")],
+        [f"{TIMES} cuBLAS, paired in the same rounds [95% interval]", r("ratio")],
+        ["Step over the previous version", r("step") if version != versions.names()[0] else "first version"],
         ["SM clock during timing", r("sm_clock")],
         ["Power during timing", r("power")],
         ["Tensor-core peak at that clock", r("peak_at_clock")],
@@ -132,7 +133,10 @@ def _(d: SphinxDirective, data: Data, version: str) -> list[nodes.Node]:
         [f"Share of the datasheet peak ({f('gpu.peak', data)})", r("datasheet_fraction")],
         ["Tuned configuration", nodes.literal(text=r("config"))],
         *counter_rows,
-        ["Run", f"{run['run_id']}, {run['date']}, commit {run['git_commit']}"],
+        [
+            "Runs" if len(merged) > 1 else "Run",
+            "; ".join(f"{r['run_id']}, {r['date']}, commit {r['git_commit']}" for r in merged),
+        ],
     ]
     return [table(["Quantity", versions.label(version)], rows, [34, 56], "performance")]
 
