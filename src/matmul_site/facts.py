@@ -273,6 +273,25 @@ def c_tile_bytes(version: str) -> int:
     return c["block_m"] * c["block_n"] * 2
 
 
+def blocks_per_sm(version: str) -> int:
+    """How many of a version's blocks fit on one SM, from its sm_90a build (as the budget box counts them)."""
+    e = build_entry(version)
+    return budget.blocks_per_sm(budget.Build(e["threads"], e["registers"], e["shared_bytes"], e.get("persistent_blocks")))[0]
+
+
+def number_word(n: int) -> str:
+    """A small count as a word ("three"), a larger one in digits."""
+    return NUMBER_WORDS[n] if 0 <= n < len(NUMBER_WORDS) else str(n)
+
+
+def sweep_runs_each(data: Data) -> str:
+    counts = sorted({len(figure.get("runs") or [figure]) for figure in results.sweep_runs(data)})
+    if not counts:
+        raise Missing
+    words = [number_word(n) for n in counts]
+    return words[0] if len(words) == 1 else f"{words[0]} to {words[-1]}"
+
+
 def build_fact(what: str, doc: str, value: Callable[[dict[str, Any]], str]) -> None:
     fact(f"{{build}}.{what}", doc, lambda d, build: value(build_entry(build)))
 
@@ -320,7 +339,7 @@ for _rule in (results.PAYS, results.PARITY, results.COSTS):
 NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
                 "twelve")
 fact("versions.count", 'How many versions the site builds, one per kernel file, as a word ("eight").',
-     lambda d: NUMBER_WORDS[n] if (n := len(versions.names())) < len(NUMBER_WORDS) else str(n))
+     lambda d: number_word(len(versions.names())))
 fact("versions.span", 'The first and the last version, "V0 to V7".',
      lambda d: f"{versions.label(versions.names()[0])} to {versions.label(versions.names()[-1])}")
 
@@ -351,6 +370,8 @@ ladder_fact("dram_throughput", "Nsight Compute: DRAM throughput as a share of it
             lambda d, r: counter(r, "dram_throughput_pct", "pct"))
 
 # The sweep.
+fact("sweep.runs_each", 'How many independent runs each shape of the sweep rests on, as a word ("three").',
+     lambda d: sweep_runs_each(d))
 fact("sweep.versions", 'The versions the sweep times, "V5, V6 and V7".', lambda d: sweep_versions(d))
 fact("{impl}.sweep", "At how many of the sweep's shapes it is behind, at parity with, ahead of cuBLAS.", sweep_counts)
 fact("{impl}.sweep_{shape}", "Its ratio to cuBLAS in the sweep's run at that shape, by the rule.",
@@ -389,6 +410,8 @@ fact("{build}.depbar_{n}", "How many of its WARPGROUP.DEPBAR waits leave at most
      "(wait_group(n)).", lambda d, build, n: str(build_entry(build)["depbar"].get(n, 0)))
 
 # Sizes computed from a version's configuration (its TUNED).
+fact("{version}.blocks_per_sm", 'How many of its blocks fit on one SM, as a word ("three"): the budget box\'s count.',
+     lambda d, version: number_word(blocks_per_sm(version)))
 fact("{version}.stage", "One stage of its ring: (block_m + block_n) × block_k fp16 values.",
      lambda d, version: numfmt.kb_text(stage_bytes(version)))
 fact("{version}.ring", "Its whole ring: num_stages stages.",
