@@ -284,8 +284,9 @@ def number_word(n: int) -> str:
     return NUMBER_WORDS[n] if 0 <= n < len(NUMBER_WORDS) else str(n)
 
 
-def sweep_runs_each(data: Data) -> str:
-    counts = sorted({len(figure.get("runs") or [figure]) for figure in results.sweep_runs(data)})
+def runs_each(figures: list[dict[str, Any]]) -> str:
+    """How many independent runs each of some figures rests on, as a word: "three", or "two to three"."""
+    counts = sorted({len(figure.get("runs") or [figure]) for figure in figures})
     if not counts:
         raise Missing
     words = [number_word(n) for n in counts]
@@ -327,6 +328,10 @@ fact("method.parity_band", "The parity band: a step pays or costs only outside 1
 fact("ladder.runs", "The independent runs the ladder rests on: how many, and their ids.",
      lambda d: f"{len(need(d.get('ladder'))['runs'])} runs ("
      + ", ".join(r["run_id"] for r in d["ladder"]["runs"]) + ")")
+fact("ladder.run_count", 'How many independent runs the ladder merges, as a word ("three").',
+     lambda d: number_word(len(need(d.get("ladder")).get("runs") or [d["ladder"]])))
+fact("steps.runs_each", 'How many independent runs each steps table rests on, as a word ("three").',
+     lambda d: runs_each(d.get("steps") or []))
 fact("problem.shape", "The ladder's problem size, M×N×K.", lambda d: numfmt.shape_text(d["problem"]))
 fact("ladder.rounds", "How many interleaved rounds the ladder's run timed.",
      lambda d: str(need(results.ladder(d))["rounds"]))
@@ -371,7 +376,7 @@ ladder_fact("dram_throughput", "Nsight Compute: DRAM throughput as a share of it
 
 # The sweep.
 fact("sweep.runs_each", 'How many independent runs each shape of the sweep rests on, as a word ("three").',
-     lambda d: sweep_runs_each(d))
+     lambda d: runs_each(results.sweep_runs(d)))
 fact("sweep.versions", 'The versions the sweep times, "V5, V6 and V7".', lambda d: sweep_versions(d))
 fact("{impl}.sweep", "At how many of the sweep's shapes it is behind, at parity with, ahead of cuBLAS.", sweep_counts)
 fact("{impl}.sweep_{shape}", "Its ratio to cuBLAS in the sweep's run at that shape, by the rule.",

@@ -184,9 +184,9 @@ def _(d: SphinxDirective, data: Data) -> list[nodes.Node]:
 
 def attempts(d: SphinxDirective, data: Data, patterns: tuple[str, ...], only_not_kept: bool = False) -> list[Any]:
     """Rows of the steps runs after V6 whose names match ``patterns``; with ``only_not_kept``, the unkept changes."""
-    runs = results.steps_runs(data, "v6")
     rows: list[list[Cell]] = []
-    for run in runs:
+    runs: list[dict[str, Any]] = []  # only the runs that give the table a row: the caption names these
+    for run in results.steps_runs(data, "v6"):
         for impl, row in run["rows"].items():
             if impl == results.CUBLAS or not any(fnmatch.fnmatchcase(impl, p) for p in patterns):
                 continue
@@ -194,6 +194,7 @@ def attempts(d: SphinxDirective, data: Data, patterns: tuple[str, ...], only_not
                 continue
             step = row.get("step")
             step_words = f"{numfmt.step_text(step)} over {versions.label(step['over'])}" if step else "reference"
+            runs += [] if any(r is run for r in runs) else [run]
             rows.append([
                 nodes.literal(impl, impl), row["title"], run["title"], f"{row['tflops']:.0f}",
                 numfmt.ratio_text(row["ratio_to_cublas"]), step_words, "kept" if row.get("kept") else "no",
