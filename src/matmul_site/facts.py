@@ -276,7 +276,8 @@ def c_tile_bytes(version: str) -> int:
 def blocks_per_sm(version: str) -> int:
     """How many of a version's blocks fit on one SM, from its sm_90a build (as the budget box counts them)."""
     e = build_entry(version)
-    return budget.blocks_per_sm(budget.Build(e["threads"], e["registers"], e["shared_bytes"], e.get("persistent_blocks")))[0]
+    build = budget.Build(e["threads"], e["registers"], e["shared_bytes"], e.get("persistent_blocks"))
+    return budget.blocks_per_sm(build)[0]
 
 
 def number_word(n: int) -> str:
@@ -291,6 +292,14 @@ def runs_each(figures: list[dict[str, Any]]) -> str:
         raise Missing
     words = [number_word(n) for n in counts]
     return words[0] if len(words) == 1 else f"{words[0]} to {words[-1]}"
+
+
+def stmatrix_x4(data: Data, version: str) -> int:
+    """stmatrix.x4 instructions (four 8 x 8 fp16 fragments, 512 bytes) to write every output tile of the ladder's
+    problem once: tiles x block_m x block_n x 2 bytes / 512."""
+    c, p = config_of(version), need(data)["problem"]
+    tiles = -(-p["m"] // c["block_m"]) * -(-p["n"] // c["block_n"])
+    return tiles * c["block_m"] * c["block_n"] * 2 // 512
 
 
 def build_fact(what: str, doc: str, value: Callable[[dict[str, Any]], str]) -> None:
@@ -373,6 +382,13 @@ ladder_fact("tensor_pipe", "Nsight Compute: the share of active cycles with the 
             lambda d, r: counter(r, "tensor_pipe_pct", "pct"))
 ladder_fact("dram_throughput", "Nsight Compute: DRAM throughput as a share of its peak.",
             lambda d, r: counter(r, "dram_throughput_pct", "pct"))
+ladder_fact("smem_wavefronts", "Nsight Compute: shared-memory store wavefronts per launch.",
+            lambda d, r: counter(r, "smem_store_wavefronts", "count"))
+ladder_fact("smem_conflicts", "Nsight Compute: of those, the ones bank conflicts caused.",
+            lambda d, r: counter(r, "smem_store_bank_conflicts", "count"))
+fact("{version}.stmatrix_x4_{n}", "The stmatrix.x4 (512 bytes of fp16 each) that write its output tiles at the "
+     "ladder's problem size, times n: n = 1 counts them; 4 and 32 are their wavefronts without bank conflicts and "
+     "with eight-way ones.", lambda d, version, n: f"{stmatrix_x4(d, version) * int(n):,}")
 
 # The sweep.
 fact("sweep.runs_each", 'How many independent runs each shape of the sweep rests on, as a word ("three").',
@@ -393,10 +409,6 @@ steps_fact("ratio", "Its speed over its run's cuBLAS, with the interval.",
 steps_fact("sm_clock", "The median SM clock inside its timed kernels (marked suspect where implausible).", clock_text)
 steps_fact("dram_read", "Nsight Compute: bytes read from DRAM.", lambda r: counter(r, "dram_read_bytes", "mb"))
 steps_fact("l2_hit", "Nsight Compute: the L2 hit rate.", lambda r: counter(r, "l2_hit_pct", "pct"))
-steps_fact("smem_wavefronts", "Nsight Compute: shared-memory store wavefronts.",
-           lambda r: counter(r, "smem_store_wavefronts", "count"))
-steps_fact("smem_conflicts", "Nsight Compute: of those, the ones bank conflicts caused.",
-           lambda r: counter(r, "smem_store_bank_conflicts", "count"))
 
 # A build (sm_90a, at the ladder's shape and configuration; the build record).
 build_fact("registers", "Registers per thread, from ptxas.", lambda e: str(e["registers"]))
