@@ -366,12 +366,18 @@ def build_record(d: SphinxDirective) -> dict[str, Any]:
         raise d.error(f"{d.arguments[0]}: {err}") from err
 
 
-def build_caption(record: dict[str, Any]) -> str:
-    return (f"From the build record (plots/results/builds/sm_90a.json, written by python -m matmul_bench buildcheck "
-            f"--record): each version built for {record['arch']} with its measured configuration at "
-            f"{numfmt.shape_text(tuple(record['shape']))} by Tilus {record['tilus']} and the ptxas of nvcc "
-            f"{record['nvcc']}; "
-            "SASS by cuobjdump -sass, instructions counted in the code, not executions.")  # fmt: skip
+def build_caption(record: dict[str, Any], before: str = "") -> nodes.paragraph:
+    """The build tables' caption; the command is a literal, so that its ``--record`` is not typeset as a dash."""
+    para = caption_para(
+        f"each version built for {record['arch']} with its measured configuration at "
+        f"{numfmt.shape_text(tuple(record['shape']))} by Tilus {record['tilus']} and the ptxas of nvcc "
+        f"{record['nvcc']}; SASS by cuobjdump -sass, instructions counted in the code, not executions."
+    )
+    command = "python -m matmul_bench buildcheck --record"
+    para.insert(0, nodes.Text(f"{before}From the build record (plots/results/builds/sm_90a.json, written by "))
+    para.insert(1, nodes.literal(command, command))
+    para.insert(2, nodes.Text("): "))
+    return para
 
 
 @block("{version}.build_delta")
@@ -396,7 +402,7 @@ def _(d: SphinxDirective, data: Data, version: str) -> list[nodes.Node]:
         rows: list[list[Cell]] = [[label, value(entry)] for label, value in BUILD_ROWS if value(entry) not in (
             "0", "none")]  # fmt: skip
         result = table(["Build fact", versions.label(version)], rows, [50, 40], "build")
-        return [result, caption_para(build_caption(record))]
+        return [result, build_caption(record)]
     before = record["versions"][names[index - 1]]
     changed: list[list[Cell]] = []
     same: list[str] = []
@@ -413,7 +419,7 @@ def _(d: SphinxDirective, data: Data, version: str) -> list[nodes.Node]:
     else:
         nodes_out.append(pending(f"The build of {versions.label(version)} changed none of these facts."))
     unchanged = "; ".join(same)
-    nodes_out.append(caption_para(f"Unchanged: {unchanged}. {build_caption(record)}"))
+    nodes_out.append(build_caption(record, f"Unchanged: {unchanged}. "))
     return nodes_out
 
 
