@@ -25,6 +25,7 @@ PROSE_ASSUMES: dict[str, dict[str, str]] = {
     "steps.rst": {
         "v1.step": "pays", "v2.step": "pays", "v3.step": "is at parity", "v4.step": "pays", "v5.step": "is at parity",
         "v6.step": "pays", "v7@16384x8192x1024.step": "pays", "v7-streamk@4096.step": "costs",
+        "v5-s3.step": "costs", "v6-rows-sw16.step": "pays",
     },
     "chapters/v0.rst": {"v0-no-sync.outcome": "wrong"},
     "chapters/v1.rst": {"try-v1-64x128.step": "costs"},

@@ -273,6 +273,35 @@ def c_tile_bytes(version: str) -> int:
     return c["block_m"] * c["block_n"] * 2
 
 
+def blocks_per_sm(version: str) -> int:
+    """How many of a version's blocks fit on one SM, from its sm_90a build (as the budget box counts them)."""
+    e = build_entry(version)
+    build = budget.Build(e["threads"], e["registers"], e["shared_bytes"], e.get("persistent_blocks"))
+    return budget.blocks_per_sm(build)[0]
+
+
+def number_word(n: int) -> str:
+    """A small count as a word ("three"), a larger one in digits."""
+    return NUMBER_WORDS[n] if 0 <= n < len(NUMBER_WORDS) else str(n)
+
+
+def runs_each(figures: list[dict[str, Any]]) -> str:
+    """How many independent runs each of some figures rests on, as a word: "three", or "two to three"."""
+    counts = sorted({len(figure.get("runs") or [figure]) for figure in figures})
+    if not counts:
+        raise Missing
+    words = [number_word(n) for n in counts]
+    return words[0] if len(words) == 1 else f"{words[0]} to {words[-1]}"
+
+
+def stmatrix_x4(data: Data, version: str) -> int:
+    """stmatrix.x4 instructions (four 8 x 8 fp16 fragments, 512 bytes) to write every output tile of the ladder's
+    problem once: tiles x block_m x block_n x 2 bytes / 512."""
+    c, p = config_of(version), need(data)["problem"]
+    tiles = -(-p["m"] // c["block_m"]) * -(-p["n"] // c["block_n"])
+    return tiles * c["block_m"] * c["block_n"] * 2 // 512
+
+
 def build_fact(what: str, doc: str, value: Callable[[dict[str, Any]], str]) -> None:
     fact(f"{{build}}.{what}", doc, lambda d, build: value(build_entry(build)))
 
@@ -308,6 +337,10 @@ fact("method.parity_band", "The parity band: a step pays or costs only outside 1
 fact("ladder.runs", "The independent runs the ladder rests on: how many, and their ids.",
      lambda d: f"{len(need(d.get('ladder'))['runs'])} runs ("
      + ", ".join(r["run_id"] for r in d["ladder"]["runs"]) + ")")
+fact("ladder.run_count", 'How many independent runs the ladder merges, as a word ("three").',
+     lambda d: number_word(len(need(d.get("ladder")).get("runs") or [d["ladder"]])))
+fact("steps.runs_each", 'How many independent runs each steps table rests on, as a word ("three").',
+     lambda d: runs_each(d.get("steps") or []))
 fact("problem.shape", "The ladder's problem size, M×N×K.", lambda d: numfmt.shape_text(d["problem"]))
 fact("ladder.rounds", "How many interleaved rounds the ladder's run timed.",
      lambda d: str(need(results.ladder(d))["rounds"]))
@@ -320,7 +353,7 @@ for _rule in (results.PAYS, results.PARITY, results.COSTS):
 NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
                 "twelve")
 fact("versions.count", 'How many versions the site builds, one per kernel file, as a word ("eight").',
-     lambda d: NUMBER_WORDS[n] if (n := len(versions.names())) < len(NUMBER_WORDS) else str(n))
+     lambda d: number_word(len(versions.names())))
 fact("versions.span", 'The first and the last version, "V0 to V7".',
      lambda d: f"{versions.label(versions.names()[0])} to {versions.label(versions.names()[-1])}")
 
@@ -349,8 +382,17 @@ ladder_fact("tensor_pipe", "Nsight Compute: the share of active cycles with the 
             lambda d, r: counter(r, "tensor_pipe_pct", "pct"))
 ladder_fact("dram_throughput", "Nsight Compute: DRAM throughput as a share of its peak.",
             lambda d, r: counter(r, "dram_throughput_pct", "pct"))
+ladder_fact("smem_wavefronts", "Nsight Compute: shared-memory store wavefronts per launch.",
+            lambda d, r: counter(r, "smem_store_wavefronts", "count"))
+ladder_fact("smem_conflicts", "Nsight Compute: of those, the ones bank conflicts caused.",
+            lambda d, r: counter(r, "smem_store_bank_conflicts", "count"))
+fact("{version}.stmatrix_x4_{n}", "The stmatrix.x4 (512 bytes of fp16 each) that write its output tiles at the "
+     "ladder's problem size, times n: n = 1 counts them; 4 and 32 are their wavefronts without bank conflicts and "
+     "with eight-way ones.", lambda d, version, n: f"{stmatrix_x4(d, version) * int(n):,}")
 
 # The sweep.
+fact("sweep.runs_each", 'How many independent runs each shape of the sweep rests on, as a word ("three").',
+     lambda d: runs_each(results.sweep_runs(d)))
 fact("sweep.versions", 'The versions the sweep times, "V5, V6 and V7".', lambda d: sweep_versions(d))
 fact("{impl}.sweep", "At how many of the sweep's shapes it is behind, at parity with, ahead of cuBLAS.", sweep_counts)
 fact("{impl}.sweep_{shape}", "Its ratio to cuBLAS in the sweep's run at that shape, by the rule.",
@@ -367,10 +409,6 @@ steps_fact("ratio", "Its speed over its run's cuBLAS, with the interval.",
 steps_fact("sm_clock", "The median SM clock inside its timed kernels (marked suspect where implausible).", clock_text)
 steps_fact("dram_read", "Nsight Compute: bytes read from DRAM.", lambda r: counter(r, "dram_read_bytes", "mb"))
 steps_fact("l2_hit", "Nsight Compute: the L2 hit rate.", lambda r: counter(r, "l2_hit_pct", "pct"))
-steps_fact("smem_wavefronts", "Nsight Compute: shared-memory store wavefronts.",
-           lambda r: counter(r, "smem_store_wavefronts", "count"))
-steps_fact("smem_conflicts", "Nsight Compute: of those, the ones bank conflicts caused.",
-           lambda r: counter(r, "smem_store_bank_conflicts", "count"))
 
 # A build (sm_90a, at the ladder's shape and configuration; the build record).
 build_fact("registers", "Registers per thread, from ptxas.", lambda e: str(e["registers"]))
@@ -389,6 +427,8 @@ fact("{build}.depbar_{n}", "How many of its WARPGROUP.DEPBAR waits leave at most
      "(wait_group(n)).", lambda d, build, n: str(build_entry(build)["depbar"].get(n, 0)))
 
 # Sizes computed from a version's configuration (its TUNED).
+fact("{version}.blocks_per_sm", 'How many of its blocks fit on one SM, as a word ("three"): the budget box\'s count.',
+     lambda d, version: number_word(blocks_per_sm(version)))
 fact("{version}.stage", "One stage of its ring: (block_m + block_n) × block_k fp16 values.",
      lambda d, version: numfmt.kb_text(stage_bytes(version)))
 fact("{version}.ring", "Its whole ring: num_stages stages.",

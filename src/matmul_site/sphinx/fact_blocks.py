@@ -116,6 +116,7 @@ def _(d: SphinxDirective, data: Data, version: str) -> list[nodes.Node]:
     if row is None or run is None:
         return [pending(f"{versions.label(version)}: {NOT_MEASURED}.")]
     r = lambda what: f(f"{version}.{what}", data)  # noqa: E731
+    merged = captions.independent([run])  # every independent run the ladder's rows merge
     counters = {k: v for k, v in (row.get("counters") or {}).items() if isinstance(v, int | float)}  # not raw ncu
     counter_rows: list[list[Cell]] = [
         [COUNTER_LABELS.get(k, (k.replace("_", " "), "pct"))[0], counter_text(k, v)] for k, v in counters.items()
@@ -123,8 +124,8 @@ def _(d: SphinxDirective, data: Data, version: str) -> list[nodes.Node]:
     rows: list[list[Cell]] = [
         ["Throughput", r("tflops")],
         ["Median latency", r("ms")],
-        [f"{TIMES} cuBLAS, same run [95% interval]", r("ratio")],
-        ["Step over the previous version", r("step")],
+        [f"{TIMES} cuBLAS, paired in the same rounds [95% interval]", r("ratio")],
+        ["Step over the previous version", r("step") if version != versions.names()[0] else "first version"],
         ["SM clock during timing", r("sm_clock")],
         ["Power during timing", r("power")],
         ["Tensor-core peak at that clock", r("peak_at_clock")],
@@ -132,7 +133,10 @@ def _(d: SphinxDirective, data: Data, version: str) -> list[nodes.Node]:
         [f"Share of the datasheet peak ({f('gpu.peak', data)})", r("datasheet_fraction")],
         ["Tuned configuration", nodes.literal(text=r("config"))],
         *counter_rows,
-        ["Run", f"{run['run_id']}, {run['date']}, commit {run['git_commit']}"],
+        [
+            "Runs" if len(merged) > 1 else "Run",
+            "; ".join(f"{r['run_id']}, {r['date']}, commit {r['git_commit']}" for r in merged),
+        ],
     ]
     return [table(["Quantity", versions.label(version)], rows, [34, 56], "performance")]
 
@@ -181,9 +185,9 @@ def _(d: SphinxDirective, data: Data) -> list[nodes.Node]:
 
 def attempts(d: SphinxDirective, data: Data, patterns: tuple[str, ...], only_not_kept: bool = False) -> list[Any]:
     """Rows of the steps runs after V6 whose names match ``patterns``; with ``only_not_kept``, the unkept changes."""
-    runs = results.steps_runs(data, "v6")
     rows: list[list[Cell]] = []
-    for run in runs:
+    runs: list[dict[str, Any]] = []  # only the runs that give the table a row: the caption names these
+    for run in results.steps_runs(data, "v6"):
         for impl, row in run["rows"].items():
             if impl == results.CUBLAS or not any(fnmatch.fnmatchcase(impl, p) for p in patterns):
                 continue
@@ -191,6 +195,7 @@ def attempts(d: SphinxDirective, data: Data, patterns: tuple[str, ...], only_not
                 continue
             step = row.get("step")
             step_words = f"{numfmt.step_text(step)} over {versions.label(step['over'])}" if step else "reference"
+            runs += [] if any(r is run for r in runs) else [run]
             rows.append([
                 nodes.literal(impl, impl), row["title"], run["title"], f"{row['tflops']:.0f}",
                 numfmt.ratio_text(row["ratio_to_cublas"]), step_words, "kept" if row.get("kept") else "no",
@@ -362,12 +367,18 @@ def build_record(d: SphinxDirective) -> dict[str, Any]:
         raise d.error(f"{d.arguments[0]}: {err}") from err
 
 
-def build_caption(record: dict[str, Any]) -> str:
-    return (f"From the build record (plots/results/builds/sm_90a.json, written by python -m matmul_bench buildcheck "
-            f"--record): each version built for {record['arch']} with its measured configuration at "
-            f"{numfmt.shape_text(tuple(record['shape']))} by Tilus {record['tilus']} and the ptxas of nvcc "
-            f"{record['nvcc']}; "
-            "SASS by cuobjdump -sass, instructions counted in the code, not executions.")  # fmt: skip
+def build_caption(record: dict[str, Any], before: str = "") -> nodes.paragraph:
+    """The build tables' caption; the command is a literal, so that its ``--record`` is not typeset as a dash."""
+    para = caption_para(
+        f"each version built for {record['arch']} with its measured configuration at "
+        f"{numfmt.shape_text(tuple(record['shape']))} by Tilus {record['tilus']} and the ptxas of nvcc "
+        f"{record['nvcc']}; SASS by cuobjdump -sass, instructions counted in the code, not executions."
+    )
+    command = "python -m matmul_bench buildcheck --record"
+    para.insert(0, nodes.Text(f"{before}From the build record (plots/results/builds/sm_90a.json, written by "))
+    para.insert(1, nodes.literal(command, command))
+    para.insert(2, nodes.Text("): "))
+    return para
 
 
 @block("{version}.build_delta")
@@ -392,7 +403,7 @@ def _(d: SphinxDirective, data: Data, version: str) -> list[nodes.Node]:
         rows: list[list[Cell]] = [[label, value(entry)] for label, value in BUILD_ROWS if value(entry) not in (
             "0", "none")]  # fmt: skip
         result = table(["Build fact", versions.label(version)], rows, [50, 40], "build")
-        return [result, caption_para(build_caption(record))]
+        return [result, build_caption(record)]
     before = record["versions"][names[index - 1]]
     changed: list[list[Cell]] = []
     same: list[str] = []
@@ -409,7 +420,7 @@ def _(d: SphinxDirective, data: Data, version: str) -> list[nodes.Node]:
     else:
         nodes_out.append(pending(f"The build of {versions.label(version)} changed none of these facts."))
     unchanged = "; ".join(same)
-    nodes_out.append(caption_para(f"Unchanged: {unchanged}. {build_caption(record)}"))
+    nodes_out.append(build_caption(record, f"Unchanged: {unchanged}. "))
     return nodes_out
 
 
