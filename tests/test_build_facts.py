@@ -112,12 +112,13 @@ def _rows(table: nodes.Node) -> list[list[str]]:
 
 def test_build_delta_shows_what_moved_and_names_the_rest(record: dict[str, Any]) -> None:
     before, after = record["versions"]["v6"], record["versions"]["v7"]
-    table, caption = _block("v7.build_delta")
+    table, unchanged, caption = _block("v7.build_delta")
     rows = _rows(table)
     assert rows[0] == ["Build fact", "V6", "V7"]
     assert ["Registers per thread (ptxas)", str(before["registers"]), str(after["registers"])] in rows
     assert all(old != new for _, old, new in rows[1:])
-    assert f"Threads per block {after['threads']}" in caption.astext()
+    assert f"Threads per block {after['threads']}" in unchanged.astext()
+    assert "buildcheck --record" in caption.astext() and len(caption.astext().split()) < 40
 
 
 def test_the_first_version_shows_its_own_build_facts(record: dict[str, Any]) -> None:

@@ -14,8 +14,8 @@ import common
 TITLE = "a multi-stage pipeline"
 
 
-# The configuration this chapter measured: what the autotuner picked from the lists below at 8192³ on the
-# H200. The benchmark, the GPU tests and the pages pin it, so every process builds this one kernel.
+# The configuration this chapter measured, chosen from the autotune lists below at 8192³ on the H200. The
+# benchmark, the GPU tests and the pages pin it, so every process builds this one kernel.
 TUNED = {"block_m": 128, "block_n": 128, "block_k": 64, "num_stages": 3}
 
 

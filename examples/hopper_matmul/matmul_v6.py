@@ -39,8 +39,8 @@ def sm_count() -> int:
 NUM_SMS = sm_count()
 
 
-# The configuration this chapter measured: what the autotuner picked from the lists below at 8192³ on the
-# H200. The benchmark, the GPU tests and the pages pin it, so every process builds this one kernel.
+# The configuration this chapter measured, chosen from the autotune lists below at 8192³ on the H200. The
+# benchmark, the GPU tests and the pages pin it, so every process builds this one kernel.
 TUNED = {"block_m": 128, "block_n": 256, "block_k": 64, "num_stages": 3, "swizzle_size": 16}
 
 

@@ -7,6 +7,7 @@ docstring says what it shows. Docutils work only; the numbers print through :mod
 from __future__ import annotations
 
 import fnmatch
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -367,17 +368,17 @@ def build_record(d: SphinxDirective) -> dict[str, Any]:
         raise d.error(f"{d.arguments[0]}: {err}") from err
 
 
-def build_caption(record: dict[str, Any], before: str = "") -> nodes.paragraph:
-    """The build tables' caption; the command is a literal, so that its ``--record`` is not typeset as a dash."""
+def build_caption(record: dict[str, Any]) -> nodes.paragraph:
+    """The build tables' caption (short: the method page tells the rest); the command is a literal, so that its
+    ``--record`` is not typeset as a dash."""
+    nvcc = re.search(r"cuda_(\d+\.\d+)", record["nvcc"])
     para = caption_para(
-        f"each version built for {record['arch']} with its measured configuration at "
-        f"{numfmt.shape_text(tuple(record['shape']))} by Tilus {record['tilus']} and the ptxas of nvcc "
-        f"{record['nvcc']}; SASS by cuobjdump -sass, instructions counted in the code, not executions."
+        f": the {record['arch']} build at {numfmt.shape_text(tuple(record['shape']))} (Tilus {record['tilus']}, "
+        f"nvcc {nvcc[1] if nvcc else record['nvcc']}); SASS counts are static, not executions."
     )
     command = "python -m matmul_bench buildcheck --record"
-    para.insert(0, nodes.Text(f"{before}From the build record (plots/results/builds/sm_90a.json, written by "))
+    para.insert(0, nodes.Text("From the build record of "))
     para.insert(1, nodes.literal(command, command))
-    para.insert(2, nodes.Text("): "))
     return para
 
 
@@ -420,7 +421,8 @@ def _(d: SphinxDirective, data: Data, version: str) -> list[nodes.Node]:
     else:
         nodes_out.append(pending(f"The build of {versions.label(version)} changed none of these facts."))
     unchanged = "; ".join(same)
-    nodes_out.append(build_caption(record, f"Unchanged: {unchanged}. "))
+    nodes_out.append(nodes.paragraph(text=f"Unchanged: {unchanged}."))
+    nodes_out.append(build_caption(record))
     return nodes_out
 
 
