@@ -18,6 +18,7 @@ from typing import Any
 import draw_all
 import matplotlib.pyplot as plt
 import pytest
+from chart_text import layout_problems
 from matplotlib.colors import to_rgb
 
 from fake_results import fake_file, provenance
@@ -189,6 +190,82 @@ def test_summary_chart_marks_cublas_the_datasheet_and_the_peak_at_each_rows_cloc
     assert peaks == sorted({round(results.peak_tflops_at(data, c), 3) for c in (1500.0, 1755.0)})
 
 
+def clocked(data: dict[str, Any]) -> dict[str, Any]:
+    """The made-up ladder and sweep with a clock of its own for every row; in the ladder V1's clock was not
+    sampled and V5's is suspect, and in the sweep V5's is suspect at the first shape and V6's missing at the
+    second."""
+    for run in [data["ladder"], *data["sweep"]]:
+        for index, row in enumerate(run["rows"].values()):
+            row["sm_clock_mhz"] = 1500.0 + 45.0 * index
+    data["ladder"]["rows"]["v1"]["sm_clock_mhz"] = None
+    data["ladder"]["rows"]["v5"].update(efficiency=0.45, suspect=True)
+    data["sweep"][0]["rows"]["v5"].update(efficiency=0.45, suspect=True)
+    data["sweep"][1]["rows"]["v6"]["sm_clock_mhz"] = None
+    return data
+
+
+def peak_marks_at(fig: Any) -> list[float]:
+    """The x of every peak mark a chart drew (a line across a bar, or a point's marker), in TFLOPS."""
+    xs = []
+    for ax in fig.axes:
+        xs += [seg[0][0] for c in ax.collections if c.get_gid() == charts.PEAK_GID for seg in c.get_segments()]
+        xs += [x for line in ax.lines if line.get_gid() == charts.PEAK_GID for x in line.get_xdata()]
+    return sorted(xs)
+
+
+def sms_x_4096_x_clock(data: dict[str, Any], rows: list[dict[str, Any]]) -> list[float]:
+    """The tensor-core peak of each row with a clock that is not suspect: SMs x 4096 FLOP per clock x the clock."""
+    sms = data["gpu"]["sm_count"]
+    return sorted(
+        sms * 4096 * r["sm_clock_mhz"] * 1e6 / 1e12 for r in rows if r["sm_clock_mhz"] and not r.get("suspect")
+    )
+
+
+@pytest.mark.parametrize("chart", ["version", "summary", "steps", "sweep"])
+def test_every_tflops_chart_marks_the_peak_at_each_rows_clock_and_none_for_a_suspect_one(
+    chart: str, data: dict[str, Any]
+) -> None:
+    data = clocked(data)
+    rows = data["ladder"]["rows"]
+    drawn, shown = {
+        "version": (lambda: charts.version_chart("v3", data), [rows[v] for v in versions.names()]),
+        "summary": (lambda: charts.summary_chart(data), list(rows.values())),
+        "steps": (lambda: charts.steps_chart(data), [rows[v] for v, _ in results.ladder_steps(data)]),
+        "sweep": (lambda: charts.sweep_chart(data), [row for run in data["sweep"] for row in run["rows"].values()]),
+    }[chart]
+    fig = drawn()
+    expected = sms_x_4096_x_clock(data, shown)
+    assert len(expected) == len(shown) - 2  # no mark for the suspect row, nor for the one without a clock
+    assert peak_marks_at(fig) == pytest.approx(expected)
+    assert not layout_problems(fig), layout_problems(fig)
+
+
+@pytest.mark.parametrize("chart", ["version", "summary", "steps"])
+def test_each_bars_label_gives_its_share_of_the_peak_or_says_its_clock_is_suspect(
+    chart: str, data: dict[str, Any]
+) -> None:
+    data = clocked(data)
+    drawn = {"version": lambda: charts.version_chart("v3", data), "summary": lambda: charts.summary_chart(data),
+             "steps": lambda: charts.steps_chart(data)}[chart]  # fmt: skip
+    words = [w.strip() for w in texts(drawn())]  # inside a bar or beside it
+    rows = data["ladder"]["rows"]
+    v2, v5 = rows["v2"], rows["v5"]
+    share = 100 * v2["tflops"] / (data["gpu"]["sm_count"] * 4096 * v2["sm_clock_mhz"] / 1e6)
+    assert f"{v2['tflops']:.0f} ({share:.0f}%)" in words
+    assert f"{v5['tflops']:.0f} ({charts.SUSPECT_CLOCK})" in words
+    assert f"{rows['v1']['tflops']:.0f}" in words  # no clock: its TFLOPS alone
+
+
+def test_a_chart_without_any_clock_draws_no_peak_and_no_peak_legend(data: dict[str, Any]) -> None:
+    for run in [data["ladder"], *data["sweep"]]:
+        for row in run["rows"].values():
+            row["sm_clock_mhz"] = None
+    for fig in (charts.version_chart("v3", data), charts.steps_chart(data), charts.sweep_chart(data)):
+        assert peak_marks_at(fig) == []
+        legend = [t.get_text() for legend in fig.legends for t in legend.get_texts()]
+        assert not [t for t in legend if "peak" in t], legend
+
+
 def test_sweep_chart_shows_ratios_with_their_intervals_and_tflops(data: dict[str, Any]) -> None:
     fig = charts.sweep_chart(data)
     top, bottom = fig.axes[:2]
@@ -331,7 +408,8 @@ def test_with_the_variable_and_no_hopper_gpu_it_says_why_and_draws_the_recorded_
     monkeypatch.setattr(rerun, "hopper_gpu", lambda: (None, "no Hopper GPU here"))
     rerun.fresh.cache_clear()
     fig = charts.version_chart("v3")
-    assert f" {data['ladder']['rows']['v0']['tflops']:.0f}" in texts(fig), "the recorded ladder is not drawn"
+    v0 = f" {data['ladder']['rows']['v0']['tflops']:.0f} ("  # its TFLOPS, then its share of the peak
+    assert [t for t in texts(fig) if t.startswith(v0)], "the recorded ladder is not drawn"
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and "no Hopper GPU here" in lines[0] and rerun.ENV in lines[0]
 
