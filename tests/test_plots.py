@@ -128,7 +128,9 @@ def test_every_caption_with_its_method_link_is_under_40_words_and_holds_no_metho
 
 
 def test_each_chart_caption_says_what_its_chart_shows(data: dict[str, Any]) -> None:
-    assert captions.chart_caption("plot_v3.py", data).startswith("Every version's TFLOPS, V3 highlighted.")
+    assert captions.chart_caption("plot_v3.py", data).startswith(
+        "Every version's TFLOPS against the tensor-core peak at its clock, V3 highlighted."
+    )
     assert captions.chart_caption("plot_sweep.py", data).startswith("Each implementation against cuBLAS")
     assert captions.chart_caption("plot_steps.py", data).startswith("What each step bought")
     with pytest.raises(ValueError, match="plot_other.py"):
