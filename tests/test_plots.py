@@ -192,17 +192,22 @@ def test_summary_chart_marks_cublas_the_datasheet_and_the_peak_at_each_rows_cloc
     assert peaks == sorted({round(results.peak_tflops_at(data, c), 3) for c in (1500.0, 1755.0)})
 
 
+# In the ladder of clocked(): a row with its clock, one whose clock was not sampled, one whose clock is suspect.
+CLOCKED, UNCLOCKED, SUSPECT = versions.names()[2], versions.names()[1], versions.names()[-3]
+
+
 def clocked(data: dict[str, Any]) -> dict[str, Any]:
-    """The made-up ladder and sweep with a clock of its own for every row; in the ladder V1's clock was not
-    sampled and V5's is suspect, and in the sweep V5's is suspect at the first shape and V6's missing at the
-    second."""
+    """The made-up ladder and sweep with a clock of its own for every row, but in the ladder UNCLOCKED's is not
+    sampled and SUSPECT's is suspect, and in the sweep the first version's is suspect at the first shape and the
+    second's is missing at the second."""
     for run in [data["ladder"], *data["sweep"]]:
         for index, row in enumerate(run["rows"].values()):
             row["sm_clock_mhz"] = 1500.0 + 45.0 * index
-    data["ladder"]["rows"]["v1"]["sm_clock_mhz"] = None
-    data["ladder"]["rows"]["v5"].update(efficiency=0.45, suspect=True)
-    data["sweep"][0]["rows"]["v5"].update(efficiency=0.45, suspect=True)
-    data["sweep"][1]["rows"]["v6"]["sm_clock_mhz"] = None
+    data["ladder"]["rows"][UNCLOCKED]["sm_clock_mhz"] = None
+    data["ladder"]["rows"][SUSPECT].update(efficiency=0.45, suspect=True)
+    swept = [v for v in versions.names() if v in data["sweep"][0]["rows"]]
+    data["sweep"][0]["rows"][swept[0]].update(efficiency=0.45, suspect=True)
+    data["sweep"][1]["rows"][swept[1]]["sm_clock_mhz"] = None
     return data
 
 
@@ -224,7 +229,7 @@ def sms_x_4096_x_clock(data: dict[str, Any], rows: list[dict[str, Any]]) -> list
 
 
 @pytest.mark.parametrize("chart", ["version", "summary", "steps", "sweep"])
-def test_every_tflops_chart_marks_the_peak_at_each_rows_clock_and_none_for_a_suspect_one(
+def test_every_tflops_chart_marks_the_peak_at_each_rows_clock_and_none_for_a_suspect_one_and_says_so(
     chart: str, data: dict[str, Any]
 ) -> None:
     data = clocked(data)
@@ -239,6 +244,7 @@ def test_every_tflops_chart_marks_the_peak_at_each_rows_clock_and_none_for_a_sus
     expected = sms_x_4096_x_clock(data, shown)
     assert len(expected) == len(shown) - 2  # no mark for the suspect row, nor for the one without a clock
     assert peak_marks_at(fig) == pytest.approx(expected)
+    assert charts.SUSPECT_KEY in [t.get_text() for legend in fig.legends for t in legend.get_texts()]
     assert not layout_problems(fig), layout_problems(fig)
 
 
@@ -251,11 +257,11 @@ def test_each_bars_label_gives_its_share_of_the_peak_or_says_its_clock_is_suspec
              "steps": lambda: charts.steps_chart(data)}[chart]  # fmt: skip
     words = [w.strip() for w in texts(drawn())]  # inside a bar or beside it
     rows = data["ladder"]["rows"]
-    v2, v5 = rows["v2"], rows["v5"]
-    share = 100 * v2["tflops"] / (data["gpu"]["sm_count"] * 4096 * v2["sm_clock_mhz"] / 1e6)
-    assert f"{v2['tflops']:.0f} ({share:.0f}%)" in words
-    assert f"{v5['tflops']:.0f} ({charts.SUSPECT_CLOCK})" in words
-    assert f"{rows['v1']['tflops']:.0f}" in words  # no clock: its TFLOPS alone
+    row, suspect = rows[CLOCKED], rows[SUSPECT]
+    share = 100 * row["tflops"] / (data["gpu"]["sm_count"] * 4096 * row["sm_clock_mhz"] / 1e6)
+    assert f"{row['tflops']:.0f} ({share:.0f}%)" in words
+    assert f"{suspect['tflops']:.0f} ({charts.SUSPECT_CLOCK})" in words
+    assert f"{rows[UNCLOCKED]['tflops']:.0f}" in words  # no clock: its TFLOPS alone
 
 
 def test_a_chart_without_any_clock_draws_no_peak_and_no_peak_legend(data: dict[str, Any]) -> None:
