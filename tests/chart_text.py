@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 from matplotlib.text import Text
 from matplotlib.transforms import Affine2D, Bbox
 
-from matmul_site import chartkit
+from matmul_site import chartkit, charts
 
 SMALLEST_PT_ON_A_PHONE = 9.0
 CSS_PX_PER_INCH = 96  # an SVG of W inches (72 W pt) is W * 96 CSS px wide where the browser shows it unscaled
@@ -80,9 +80,27 @@ def phone_scale(fig: Figure) -> float:
     return min(1.0, chartkit.PHONE_CHART_PX / natural_width_px(fig))
 
 
+def peak_marks(fig: Figure) -> list[Bbox]:
+    """Where each peak mark (``charts.PEAK_GID``) lands, in display pixels: a line across a bar, or a point's
+    marker."""
+    boxes = []
+    for ax in fig.axes:
+        for artist in [*ax.collections, *ax.lines]:
+            if artist.get_gid() != charts.PEAK_GID:
+                continue
+            if hasattr(artist, "get_segments"):
+                segments = [ax.transData.transform(segment) for segment in artist.get_segments()]
+            else:
+                half = artist.get_markersize() / 2 * fig.dpi / 72
+                points = ax.transData.transform(artist.get_xydata()) if len(artist.get_xdata()) else []
+                segments = [[(x, y - half), (x, y + half)] for x, y in points]
+            boxes += [Bbox([segment[0], segment[1]]) for segment in segments]
+    return boxes
+
+
 def layout_problems(fig: Figure, scale: float | None = None) -> list[str]:
     """What a reader would see wrong at phone width (or shown at ``scale``): small, overlapping, clipped or
-    truncated text."""
+    truncated text, and text over a peak mark."""
     lines = drawn_lines(fig)
     canvas = fig.bbox
     scale = phone_scale(fig) if scale is None else scale
@@ -110,6 +128,11 @@ def layout_problems(fig: Figure, scale: float | None = None) -> list[str]:
         height = min(a.box.y1, b.box.y1) - max(a.box.y0, b.box.y0)
         if a.owner != b.owner and width > TOLERANCE_PX and height > TOLERANCE_PX:
             problems.append(f"{a.words[:40]!r} overlaps {b.words[:40]!r} ({width:.0f}x{height:.0f} px)")
+    for mark, line in itertools.product(peak_marks(fig), lines):
+        box = line.box
+        across = box.x0 + TOLERANCE_PX < mark.x0 < box.x1 - TOLERANCE_PX
+        if across and min(box.y1, mark.ymax) - max(box.y0, mark.ymin) > TOLERANCE_PX:
+            problems.append(f"{line.words[:40]!r} lies over a peak mark at x = {mark.x0:.0f} px")
     return problems
 
 

@@ -1,6 +1,6 @@
-"""Every chart reads on a phone: no text overlaps other text or leaves the figure, no label is cut short, and
-nothing is smaller than 9 pt at the width a 390 px phone shows the chart (``chartkit.PHONE_CHART_PX``, which
-the browser check at phone width holds).
+"""Every chart reads on a phone: no text overlaps other text or a peak mark or leaves the figure, no label is
+cut short, and nothing is smaller than 9 pt at the width a 390 px phone shows the chart
+(``chartkit.PHONE_CHART_PX``, which the browser check at phone width holds).
 
 Each chart (the scripts in plots/ and each version's chart, by convention) runs as the plot directive runs it,
 from the recorded results file (and from the made-up file of tests/fake_results.py, which has other shapes and
@@ -17,7 +17,7 @@ import pytest
 from chart_text import draw, layout_problems
 
 from fake_results import fake_file
-from matmul_site import paths, rerun
+from matmul_site import charts, paths, rerun
 
 
 @pytest.fixture(params=["recorded", "made-up"])
@@ -49,9 +49,14 @@ def test_the_layout_check_sees_overlap_clipping_small_and_truncated_text() -> No
     fig.text(0.9, 0.1, "far too far to the right", fontsize=20)
     fig.text(0.1, 0.9, "V7 an epilogue without...", fontsize=20)
     fig.text(0.1, 0.2, "tiny", fontsize=4)
+    ax = fig.add_axes((0.1, 0.3, 0.8, 0.15), xlim=(0, 10), ylim=(0, 1))
+    ax.vlines([2.0, 9.0], 0.2, 0.8, gid=charts.PEAK_GID)
+    ax.text(1.0, 0.5, "a value over its mark", va="center")
     problems = "\n".join(layout_problems(fig))
     plt.close(fig)
     assert "'one label' overlaps 'another label'" in problems
     assert "'far too far to the right' leaves the figure" in problems
     assert "'V7 an epilogue without...' is cut short" in problems
     assert "'tiny' is 4 pt" in problems
+    assert "'a value over its mark' lies over a peak mark" in problems
+    assert problems.count("peak mark") == 1, problems  # the mark at 9 is clear of every text

@@ -18,6 +18,7 @@ from typing import Any
 import draw_all
 import matplotlib.pyplot as plt
 import pytest
+from chart_text import layout_problems
 from matplotlib.colors import to_rgb
 
 from fake_results import fake_file, provenance
@@ -127,7 +128,9 @@ def test_every_caption_with_its_method_link_is_under_40_words_and_holds_no_metho
 
 
 def test_each_chart_caption_says_what_its_chart_shows(data: dict[str, Any]) -> None:
-    assert captions.chart_caption("plot_v3.py", data).startswith("Every version's TFLOPS, V3 highlighted.")
+    assert captions.chart_caption("plot_v3.py", data).startswith(
+        "Every version's TFLOPS against the tensor-core peak at its clock, V3 highlighted."
+    )
     assert captions.chart_caption("plot_sweep.py", data).startswith("Each implementation against cuBLAS")
     assert captions.chart_caption("plot_steps.py", data).startswith("What each step bought")
     with pytest.raises(ValueError, match="plot_other.py"):
@@ -187,6 +190,88 @@ def test_summary_chart_marks_cublas_the_datasheet_and_the_peak_at_each_rows_cloc
     assert levels == sorted([data["ladder"]["rows"]["cublas"]["tflops"], 989.4])
     peaks = sorted({round(seg[0][0], 3) for c in ax.collections for seg in c.get_segments()})
     assert peaks == sorted({round(results.peak_tflops_at(data, c), 3) for c in (1500.0, 1755.0)})
+
+
+# In the ladder of clocked(): a row with its clock, one whose clock was not sampled, one whose clock is suspect.
+CLOCKED, UNCLOCKED, SUSPECT = versions.names()[2], versions.names()[1], versions.names()[-3]
+
+
+def clocked(data: dict[str, Any]) -> dict[str, Any]:
+    """The made-up ladder and sweep with a clock of its own for every row, but in the ladder UNCLOCKED's is not
+    sampled and SUSPECT's is suspect, and in the sweep the first version's is suspect at the first shape and the
+    second's is missing at the second."""
+    for run in [data["ladder"], *data["sweep"]]:
+        for index, row in enumerate(run["rows"].values()):
+            row["sm_clock_mhz"] = 1500.0 + 45.0 * index
+    data["ladder"]["rows"][UNCLOCKED]["sm_clock_mhz"] = None
+    data["ladder"]["rows"][SUSPECT].update(efficiency=0.45, suspect=True)
+    swept = [v for v in versions.names() if v in data["sweep"][0]["rows"]]
+    data["sweep"][0]["rows"][swept[0]].update(efficiency=0.45, suspect=True)
+    data["sweep"][1]["rows"][swept[1]]["sm_clock_mhz"] = None
+    return data
+
+
+def peak_marks_at(fig: Any) -> list[float]:
+    """The x of every peak mark a chart drew (a line across a bar, or a point's marker), in TFLOPS."""
+    xs = []
+    for ax in fig.axes:
+        xs += [seg[0][0] for c in ax.collections if c.get_gid() == charts.PEAK_GID for seg in c.get_segments()]
+        xs += [x for line in ax.lines if line.get_gid() == charts.PEAK_GID for x in line.get_xdata()]
+    return sorted(xs)
+
+
+def sms_x_4096_x_clock(data: dict[str, Any], rows: list[dict[str, Any]]) -> list[float]:
+    """The tensor-core peak of each row with a clock that is not suspect: SMs x 4096 FLOP per clock x the clock."""
+    sms = data["gpu"]["sm_count"]
+    return sorted(
+        sms * 4096 * r["sm_clock_mhz"] * 1e6 / 1e12 for r in rows if r["sm_clock_mhz"] and not r.get("suspect")
+    )
+
+
+@pytest.mark.parametrize("chart", ["version", "summary", "steps", "sweep"])
+def test_every_tflops_chart_marks_the_peak_at_each_rows_clock_and_none_for_a_suspect_one_and_says_so(
+    chart: str, data: dict[str, Any]
+) -> None:
+    data = clocked(data)
+    rows = data["ladder"]["rows"]
+    drawn, shown = {
+        "version": (lambda: charts.version_chart("v3", data), [rows[v] for v in versions.names()]),
+        "summary": (lambda: charts.summary_chart(data), list(rows.values())),
+        "steps": (lambda: charts.steps_chart(data), [rows[v] for v, _ in results.ladder_steps(data)]),
+        "sweep": (lambda: charts.sweep_chart(data), [row for run in data["sweep"] for row in run["rows"].values()]),
+    }[chart]
+    fig = drawn()
+    expected = sms_x_4096_x_clock(data, shown)
+    assert len(expected) == len(shown) - 2  # no mark for the suspect row, nor for the one without a clock
+    assert peak_marks_at(fig) == pytest.approx(expected)
+    assert charts.SUSPECT_KEY in [t.get_text() for legend in fig.legends for t in legend.get_texts()]
+    assert not layout_problems(fig), layout_problems(fig)
+
+
+@pytest.mark.parametrize("chart", ["version", "summary", "steps"])
+def test_each_bars_label_gives_its_share_of_the_peak_or_says_its_clock_is_suspect(
+    chart: str, data: dict[str, Any]
+) -> None:
+    data = clocked(data)
+    drawn = {"version": lambda: charts.version_chart("v3", data), "summary": lambda: charts.summary_chart(data),
+             "steps": lambda: charts.steps_chart(data)}[chart]  # fmt: skip
+    words = [w.strip() for w in texts(drawn())]  # inside a bar or beside it
+    rows = data["ladder"]["rows"]
+    row, suspect = rows[CLOCKED], rows[SUSPECT]
+    share = 100 * row["tflops"] / (data["gpu"]["sm_count"] * 4096 * row["sm_clock_mhz"] / 1e6)
+    assert f"{row['tflops']:.0f} ({share:.0f}%)" in words
+    assert f"{suspect['tflops']:.0f} ({charts.SUSPECT_CLOCK})" in words
+    assert f"{rows[UNCLOCKED]['tflops']:.0f}" in words  # no clock: its TFLOPS alone
+
+
+def test_a_chart_without_any_clock_draws_no_peak_and_no_peak_legend(data: dict[str, Any]) -> None:
+    for run in [data["ladder"], *data["sweep"]]:
+        for row in run["rows"].values():
+            row["sm_clock_mhz"] = None
+    for fig in (charts.version_chart("v3", data), charts.steps_chart(data), charts.sweep_chart(data)):
+        assert peak_marks_at(fig) == []
+        legend = [t.get_text() for legend in fig.legends for t in legend.get_texts()]
+        assert not [t for t in legend if "peak" in t], legend
 
 
 def test_sweep_chart_shows_ratios_with_their_intervals_and_tflops(data: dict[str, Any]) -> None:
@@ -331,7 +416,8 @@ def test_with_the_variable_and_no_hopper_gpu_it_says_why_and_draws_the_recorded_
     monkeypatch.setattr(rerun, "hopper_gpu", lambda: (None, "no Hopper GPU here"))
     rerun.fresh.cache_clear()
     fig = charts.version_chart("v3")
-    assert f" {data['ladder']['rows']['v0']['tflops']:.0f}" in texts(fig), "the recorded ladder is not drawn"
+    v0 = f" {data['ladder']['rows']['v0']['tflops']:.0f} ("  # its TFLOPS, then its share of the peak
+    assert [t for t in texts(fig) if t.startswith(v0)], "the recorded ladder is not drawn"
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and "no Hopper GPU here" in lines[0] and rerun.ENV in lines[0]
 

@@ -123,7 +123,7 @@ def chart_caption(script: str, data: dict[str, Any] | None, *, rerun_on: str | N
     elif stem == "replication":
         shows = "Each step and each version against cuBLAS: every run's median as a dot, the merged interval a bar."
     elif versions.is_version_name(stem):
-        shows = f"Every version's TFLOPS, {versions.label(stem)} highlighted."
+        shows = f"Every version's TFLOPS against the tensor-core peak at its clock, {versions.label(stem)} highlighted."
     else:
         raise ValueError(
             f"no caption for plots/{script}: a chart script is plot_<vN|summary|steps|sweep|replication>.py"

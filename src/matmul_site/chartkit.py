@@ -101,9 +101,9 @@ def new_figure(height: float = 3.6, rows: int = 1) -> tuple[Figure, Any]:
     return fig, [first] + [fig.add_subplot(rows, 1, i + 1, sharey=first) for i in range(1, rows)]
 
 
-def text_width_in(text: str, size: float = TEXT_PT) -> float:
+def text_width_in(text: str, size: float = TEXT_PT, weight: str = "normal") -> float:
     """How wide a line of text is drawn, in inches (the widest line of a multi-line text)."""
-    font = FontProperties(family=STYLE["font.family"], size=size)
+    font = FontProperties(family=STYLE["font.family"], size=size, weight=weight)
     widths = [_TEXT_PATHS.get_text_width_height_descent(line, font, ismath=False)[0] for line in text.splitlines()]
     return max(widths, default=0.0) / 72
 
@@ -143,8 +143,11 @@ def fit(
         y -= gap_in
 
 
-def legend_below(fig: Figure, handles: list[Any], labels: list[str], *, title: str | None = None) -> float:
-    """A legend at the bottom left of the figure, in as many columns as fit its width; returns its height."""
+def legend_below(
+    fig: Figure, handles: list[Any], labels: list[str], *, title: str | None = None, above_in: float = 0.0
+) -> float:
+    """A legend at the bottom left of the figure (or ``above_in`` inches above it, over another legend), in as many
+    columns as fit its width; returns its height."""
     entry = [text_width_in(label) + 0.45 for label in labels]  # a handle, its gap and the label
     columns = 1
     for tried in range(len(labels), 1, -1):
@@ -158,7 +161,8 @@ def legend_below(fig: Figure, handles: list[Any], labels: list[str], *, title: s
         handles,
         labels,
         loc="lower left",
-        bbox_to_anchor=(0, 0),
+        bbox_to_anchor=(0, above_in),
+        bbox_transform=fig.dpi_scale_trans,  # inches from the bottom: the figure is sized to its rows afterwards
         ncol=columns,
         frameon=False,
         title=title,

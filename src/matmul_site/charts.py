@@ -1,11 +1,15 @@
 """The charts, drawn from the results file (schema 3); each plot script in plots/ is one call of one function here.
 
-One baseline per chart: the dashed cuBLAS line and every ratio are the cuBLAS of the same
-interleaved run. Every chart is drawn for a phone's width (:mod:`matmul_site.chartkit`):
-labels sit above their bars or beside short row names, never squeezed under a column, and the
-figure's height follows its rows. What a chart shows and which run it is from is its caption's
-job (:mod:`matmul_site.captions`, under the chart on the page); how it was measured is the
-method page's. No file, or no run to draw, gives a panel that says "not measured yet" and
+One baseline per chart: the dashed cuBLAS line and every ratio are the cuBLAS of the same interleaved run.
+Every chart of TFLOPS also marks the hardware's limit for each bar or point: the tensor-core peak at the SM
+clock sampled inside that row's timed kernels (:func:`matmul_site.results.row_peak_tflops`), with a bar's
+share of it in its label; a row whose clock the results flag as suspect gets no mark, and its label says so.
+Charts of ratios only (the replication chart, the sweep's ratio panel) have no peak to mark.
+
+Every chart is drawn for a phone's width (:mod:`matmul_site.chartkit`): labels sit above their bars or beside
+short row names, never squeezed under a column, and the figure's height follows its rows. What a chart shows
+and which run it is from is its caption's job (:mod:`matmul_site.captions`, under the chart on the page); how
+it was measured is the method page's. No file, or no run to draw, gives a panel that says "not measured yet" and
 no number. Nothing here imports torch, Tilus or CUDA; a chapter chart reruns its version on
 a Hopper GPU only when asked (:mod:`matmul_site.rerun`).
 """
@@ -13,7 +17,7 @@ a Hopper GPU only when asked (:mod:`matmul_site.rerun`).
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
@@ -49,6 +53,10 @@ from matmul_site.chartkit import (
 
 __all__ = [
     "NOT_MEASURED",
+    "PEAK_GID",
+    "PEAK_LABEL",
+    "SUSPECT_CLOCK",
+    "SUSPECT_KEY",
     "replication_chart",
     "save",
     "steps_chart",
@@ -105,6 +113,102 @@ def _labelled_rows(
     return tops, centres, y
 
 
+PEAK_GID = "peak-marks"  # every peak mark a chart draws carries this gid
+PEAK_LABEL = "tensor-core peak at its SM clock (%: share of it)"
+SUSPECT_CLOCK = "clock suspect"  # a suspect row's label, after its TFLOPS
+SUSPECT_KEY = "no peak where the clock is suspect"  # the legend's line under the peak's, where a row is suspect
+SLACK_IN = 0.2  # how far a value label may reach into the margin right of the axes
+GAP_IN = 0.08  # the least room between a label's end and the peak mark it stops before
+CLEAR_IN = 0.03  # from a peak mark to the label after it, so that the label's box leaves the mark whole
+
+
+class _Value(NamedTuple):
+    """One bar's value label and peak mark: its band's centre, where the bar (with its error bar) ends, its TFLOPS,
+    the peak at its clock (None: no clock, or a suspect one) and whether that clock is suspect."""
+
+    y: float
+    end: float
+    tflops: float
+    peak: float | None
+    suspect: bool
+
+    @property
+    def text(self) -> str:
+        if self.suspect:
+            return f" {self.tflops:.0f} ({SUSPECT_CLOCK})"
+        if self.peak is None:
+            return f" {self.tflops:.0f}"
+        return f" {self.tflops:.0f} ({100 * self.tflops / self.peak:.0f}%)"
+
+
+def _value(data: dict[str, Any], row: dict[str, Any], y: float, end: float | None = None) -> _Value:
+    peak = results.row_peak_tflops(data, row)
+    return _Value(y, row["tflops"] if end is None else end, row["tflops"], peak, bool(row.get("suspect")))
+
+
+def _peaks_and_values(
+    ax: Any,
+    values: list[_Value],
+    *,
+    half: float,
+    width_in: float,
+    floor: float = 0.0,
+    styles: list[dict[str, Any]] | None = None,
+    inside: dict[str, Any] | None = None,
+) -> None:
+    """Each bar's peak mark (a line ``half`` above and below its centre) and its value label, and the x range.
+
+    A label sits at the end of its bar, inside it in the ``inside`` style where that is given and the label fits
+    there; else right of the bar where it ends before the bar's peak mark, else right of the mark. The x axis
+    reaches far enough for every label to end inside the figure at ``width_in`` wide axes.
+    """
+    marked = [v for v in values if v.peak is not None]
+    if marked:
+        ys = [v.y for v in marked]
+        ax.vlines([v.peak for v in marked], [y - half for y in ys], [y + half for y in ys], color=PEAK,
+                  linewidth=1.5, gid=PEAK_GID, zorder=2.6)  # fmt: skip
+    styles = styles or [{}] * len(values)
+    widths = [
+        text_width_in(v.text, weight=style.get("fontweight", "normal")) for v, style in zip(values, styles, strict=True)
+    ]
+    right = max([floor, *(v.end for v in values), *(v.peak for v in marked)]) * 1.04
+
+    def anchor(value: _Value, width: float, per_in: float) -> float | None:
+        """Where the label starts, in TFLOPS (None: inside its bar)."""
+        if inside is not None and width + CLEAR_IN <= value.end / per_in:
+            return None
+        if value.peak is None or value.end + (width + GAP_IN) * per_in <= value.peak:
+            return value.end
+        return max(value.end, value.peak + CLEAR_IN * per_in)
+
+    # A wider axis only moves labels outward (out of a bar, past a mark), which only asks for more: this settles.
+    for _ in range(2 * len(values) + 2):
+        anchors = [anchor(v, w, right / width_in) for v, w in zip(values, widths, strict=True)]
+        outside = [(a, w) for a, w in zip(anchors, widths, strict=True) if a is not None]
+        needed = max([a * width_in / (width_in + SLACK_IN - w) for a, w in outside], default=right)
+        if needed <= right:
+            break
+        right = needed
+    ax.set_xlim(0, right)
+    for value, at, style in zip(values, anchors, styles, strict=True):
+        if at is None:
+            ax.text(value.end, value.y, f"{value.text.strip()} ", va="center", ha="right", **(inside or {}))
+        else:
+            ax.text(at, value.y, value.text, va="center", bbox=_BEHIND_TEXT, **style)
+
+
+def _peak_key(marked: bool, suspect: bool, handle: Any = None, label: str = PEAK_LABEL) -> tuple[list[Any], list[str]]:
+    """The legend's entries for the peak marks (none where nothing is marked), and a line for suspect clocks."""
+    handles, labels = [], []
+    if marked:
+        handles.append(handle or Line2D([], [], color=PEAK, linewidth=1.5))
+        labels.append(label)
+    if suspect:
+        handles.append(Line2D([], [], linestyle="none"))
+        labels.append(SUSPECT_KEY)
+    return handles, labels
+
+
 def _cublas_line(ax: Any, tflops: float, label: str) -> None:
     """The same run's cuBLAS as a dashed line through every row, named in the header line above them."""
     ax.axvline(tflops, color=CUBLAS, linestyle="--", linewidth=1.2)
@@ -114,8 +218,9 @@ def _cublas_line(ax: Any, tflops: float, label: str) -> None:
 def version_chart(version: str, data: Any = _USE_FILE) -> Figure:
     """Chapter chart: every version's TFLOPS, this one highlighted, earlier ones solid, later ones faint.
 
-    Each version's name and title sit above its bar, whole. Drawn from the recorded ladder; with
-    ``HOPPER_MATMUL_RERUN_CHARTS=1`` on a Hopper GPU, from a fresh run of this version and cuBLAS.
+    Each version's name and title sit above its bar, whole; across the bar, a mark at the tensor-core peak at
+    that version's clock, and right of it the version's TFLOPS and share of that peak. Drawn from the recorded
+    ladder; with ``HOPPER_MATMUL_RERUN_CHARTS=1`` on a Hopper GPU, from a fresh run of this version and cuBLAS.
     """
     versions.get(version)  # VersionError (a ValueError) names the known versions
     rerun_on = None
@@ -130,6 +235,7 @@ def version_chart(version: str, data: Any = _USE_FILE) -> Figure:
     current = order.index(version)
     labels = [wrap(f"{versions.label(n)}  {versions.title(n)}", TEXT_WIDTH_IN) for n in order]
     tops, centres, end = _labelled_rows(labels)
+    values, styles = [], []
     for index, (name, label, top, centre) in enumerate(zip(order, labels, tops, centres, strict=True)):
         colour = HIGHLIGHT if index == current else EARLIER if index < current else LATER
         weight = "bold" if index == current else "normal"
@@ -138,11 +244,12 @@ def version_chart(version: str, data: Any = _USE_FILE) -> Figure:
         if name not in rows:
             ax.text(0, centre, NOT_MEASURED if rerun_on is None else "not in this run", va="center", color=MUTED)
             continue
-        t = rows[name]["tflops"]
-        ax.barh(centre, t, color=colour, height=BAR)
-        ax.text(t, centre, f" {t:.0f}", va="center", color=ink, fontweight=weight, bbox=_BEHIND_TEXT)
+        ax.barh(centre, rows[name]["tflops"], color=colour, height=BAR)
+        values.append(_value(data, rows[name], centre))
+        styles.append({"color": ink, "fontweight": weight})
     _cublas_line(ax, rows["cublas"]["tflops"], f"cuBLAS {rows['cublas']['tflops']:.0f}")
-    ax.set_xlim(0, max(r["tflops"] for r in rows.values()) * 1.18)
+    _peaks_and_values(ax, values, half=BAR / 2 + 0.15, width_in=TEXT_WIDTH_IN, floor=rows["cublas"]["tflops"],
+                      styles=styles)  # fmt: skip
     ax.set_ylim(end, 0)
     ax.set_yticks([])
     ax.spines["left"].set_visible(False)
@@ -150,7 +257,9 @@ def version_chart(version: str, data: Any = _USE_FILE) -> Figure:
     ax.xaxis.set_major_locator(_ticks())
     ratio = numfmt.ratio_text(rows[version]["ratio_to_cublas"])
     top_in = _title(ax, f"{versions.label(version)}: {rows[version]['tflops']:.0f} TFLOPS, {ratio} cuBLAS")
-    bottom_in = _xlabel(ax, f"TFLOPS at {numfmt.shape_text(run['shape'])} (higher is better)")
+    key = _peak_key(any(v.peak is not None for v in values), any(v.suspect for v in values))
+    legend_in = legend_below(fig, *key) if key[0] else 0.0
+    bottom_in = _xlabel(ax, f"TFLOPS at {numfmt.shape_text(run['shape'])} (higher is better)") + legend_in
     fit(fig, [ax], [end * LINE_IN], top_in=top_in, bottom_in=bottom_in)
     return fig
 
@@ -162,7 +271,8 @@ def _ticks() -> Any:
 
 
 def summary_chart(data: Any = _USE_FILE) -> Figure:
-    """Index chart: the ladder's TFLOPS, cuBLAS's line, and two peaks: at each row's measured clock, and published."""
+    """Index chart: the ladder's TFLOPS, cuBLAS's line, and two peaks: at each row's measured clock (none for a
+    suspect clock), with each bar's share of it, and the datasheet's."""
     data = _data(data)
     fig, ax = new_figure()
     run = results.ladder(data)
@@ -171,21 +281,15 @@ def summary_chart(data: Any = _USE_FILE) -> Figure:
         return empty_panel(fig, ax, f"{first}\u2013{last}: {NOT_MEASURED}")
     names = _ladder_names()
     rows = run["rows"]
-    top = 1.0
+    values = []
     for y, name in enumerate(names):
         row = rows.get(name)
         if row is None:
             ax.text(5, y, NOT_MEASURED, va="center", color=MUTED)
             continue
         ax.barh(y, row["tflops"], color=CUBLAS if name == "cublas" else HIGHLIGHT, height=0.7)
-        ax.text(row["tflops"], y, f" {row['tflops']:.0f}", va="center", bbox=_BEHIND_TEXT)
-        top = max(top, row["tflops"])
-        if row.get("sm_clock_mhz") is not None:
-            peak = results.peak_tflops_at(data, row["sm_clock_mhz"])
-            ax.vlines(peak, y - 0.38, y + 0.38, color=PEAK, linewidth=1.5)
-            top = max(top, peak)
-    handles: list[Any] = [Line2D([], [], color=PEAK, linewidth=1.5)]
-    labels = ["peak at the SM clock each ran at"]
+        values.append(_value(data, row, y))
+    handles, labels = _peak_key(any(v.peak is not None for v in values), any(v.suspect for v in values))
     cublas = rows["cublas"]["tflops"]
     handles.append(ax.axvline(cublas, color=CUBLAS, linestyle="--", linewidth=1.1))
     labels.append(f"cuBLAS, same run ({cublas:.0f})")
@@ -193,14 +297,15 @@ def summary_chart(data: Any = _USE_FILE) -> Figure:
     if published:
         handles.append(ax.axvline(published, color=PEAK, linestyle=":", linewidth=1.4))
         labels.append(f"datasheet dense FP16 peak ({published:g})")
-        top = max(top, published)
     tick_labels = [versions.label(n) for n in names]
+    left_in = PAD_IN + max(text_width_in(t) for t in tick_labels) + 0.12
+    _peaks_and_values(
+        ax, values, half=0.38, width_in=WIDTH_IN - left_in - RIGHT_IN, floor=published or 0.0, inside={"color": PANEL}
+    )  # fmt: skip  (inside its bar: the datasheet's line runs clear)
     ax.set_yticks(range(len(names)), tick_labels)
     ax.set_ylim(len(names) - 0.5, -0.5)
-    ax.set_xlim(0, top * 1.08)
     ax.xaxis.set_major_locator(_ticks())
     ax.grid(axis="y", visible=False)
-    left_in = PAD_IN + max(text_width_in(t) for t in tick_labels) + 0.12
     top_in = _title(ax, f"From {first} to {last} on {data['gpu']['name']}", left_in)
     legend_in = legend_below(fig, handles, labels)
     bottom_in = _xlabel(ax, f"TFLOPS at {numfmt.shape_text(run['shape'])}", left_in) + legend_in
@@ -216,7 +321,11 @@ def _sweep_order(runs: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list
 
 def sweep_chart(data: Any = _USE_FILE) -> Figure:
     """Per shape (a row each, its name above): each implementation as a ratio to that run's cuBLAS with its 95%
-    interval; TFLOPS below."""
+    interval; TFLOPS below, each point with a mark in its colour at the peak at its own clock.
+
+    The ratio panel has no peak: a ratio to cuBLAS has no hardware limit to mark. The points of a row are a fifth
+    of a line apart, too close for labels at phone width, so no point carries its share of the peak in words.
+    """
     data = _data(data)
     runs = [] if data is None else list(data.get("sweep", []))
     if not runs:
@@ -254,12 +363,15 @@ def sweep_chart(data: Any = _USE_FILE) -> Figure:
         )
     top.axvline(1.0, color=CUBLAS, linestyle="--", linewidth=1.1)
     top.margins(x=0.08)
+    reach: list[float] = []  # where the panel's points and peak marks are
+    marked = suspect = False  # whether a point's peak is marked; whether one is not, its clock being suspect
     for impl in impls:
         points = [
-            (c + offset[impl], r["rows"][impl]["tflops"])
+            (c + offset[impl], r["rows"][impl]["tflops"], results.row_peak_tflops(data, r["rows"][impl]))
             for c, r in zip(centres, runs, strict=True)
             if impl in r["rows"]
         ]
+        suspect |= any(r["rows"][impl].get("suspect") for r in runs if impl in r["rows"])
         bottom.plot(
             [p[1] for p in points],
             [p[0] for p in points],
@@ -269,7 +381,12 @@ def sweep_chart(data: Any = _USE_FILE) -> Figure:
             color=colours[impl],
             label=versions.label(impl),
         )
-    bottom.set_xlim(0, max(r["rows"][i]["tflops"] for r in runs for i in r["rows"]) * 1.08)
+        peaks = [(p[0], p[2]) for p in points if p[2] is not None]
+        bottom.plot([p[1] for p in peaks], [p[0] for p in peaks], linestyle="none", marker="|", markersize=7,
+                    markeredgewidth=1.5, color=colours[impl], gid=PEAK_GID)  # fmt: skip
+        reach += [p[1] for p in points] + [p[1] for p in peaks]
+        marked |= bool(peaks)
+    bottom.set_xlim(0, max(reach) * 1.08)
     for ax in (top, bottom):
         for y, shape in zip(tops, shapes, strict=True):
             ax.text(0, y, shape, va="top", ha="left", transform=ax.get_yaxis_transform())
@@ -283,6 +400,10 @@ def sweep_chart(data: Any = _USE_FILE) -> Figure:
     handles = [Line2D([], [], linestyle="none", marker=markers[i], color=colours[i]) for i in ours]
     handles.append(Line2D([], [], color=CUBLAS, linestyle="--", marker=markers.get("cublas")))
     labels = [versions.label(i) for i in ours] + ["cuBLAS, same run"]
+    mark = Line2D([], [], linestyle="none", marker="|", markersize=7, markeredgewidth=1.5, color=INK)
+    key = _peak_key(marked, suspect, mark, "peak at each point's SM clock")
+    handles += key[0]
+    labels += key[1]
     legend_in = legend_below(fig, handles, labels)
     bottom_in = _xlabel(bottom, "TFLOPS") + legend_in
     fit(fig, [top, bottom], [end * LINE_IN] * 2, top_in=title_in, bottom_in=bottom_in, gap_in=gap_in)
@@ -293,7 +414,9 @@ def steps_chart(data: Any = _USE_FILE) -> Figure:
     """Waterfall of the ladder: each step a floating bar from the previous version's TFLOPS to its own.
 
     The bar's colour is the step's verdict; the error bar is the step's 95% interval applied to the
-    previous version's TFLOPS, and the label above the bar the paired step ratio with its interval.
+    previous version's TFLOPS, and the label above the bar the paired step ratio with its interval. The mark
+    across a bar is the peak at the clock of the version it ends at, and the label right of it that version's
+    TFLOPS and share of that peak.
     """
     data = _data(data)
     fig, ax = new_figure()
@@ -310,7 +433,7 @@ def steps_chart(data: Any = _USE_FILE) -> Figure:
         for impl, step in steps
     ]
     tops, centres, end = _labelled_rows(labels)
-    top = 1.0
+    values = []
     for i, ((impl, step), label) in enumerate(zip(steps, labels, strict=True)):
         base = rows[step["over"]]["tflops"]
         after = rows[impl]["tflops"]
@@ -320,10 +443,10 @@ def steps_chart(data: Any = _USE_FILE) -> Figure:
         ax.errorbar([mid], [centres[i]], xerr=[[mid - low], [high - mid]], fmt="none", ecolor=INK, capsize=3, lw=1)
         if i + 1 < len(steps):
             ax.vlines(after, centres[i] + BAR / 2, centres[i + 1] - BAR / 2, color=MUTED, linewidth=0.8)
-        top = max(top, high, after)
+        values.append(_value(data, rows[impl], centres[i], end=max(after, high)))  # the label clears the error bar
     cublas = rows["cublas"]["tflops"]
     _cublas_line(ax, cublas, f"cuBLAS, same run ({cublas:.0f})")
-    ax.set_xlim(0, max(top, cublas) * 1.08)
+    _peaks_and_values(ax, values, half=BAR / 2 + 0.15, width_in=TEXT_WIDTH_IN, floor=cublas)
     ax.set_ylim(end, 0)
     ax.set_yticks([])
     ax.spines["left"].set_visible(False)
@@ -331,6 +454,9 @@ def steps_chart(data: Any = _USE_FILE) -> Figure:
     ax.xaxis.set_major_locator(_ticks())
     handles = [Patch(color=colour) for colour in VERDICT_COLOURS.values()]
     legend_in = legend_below(fig, handles, list(VERDICT_COLOURS), title="verdict (95% interval against 1.0)")
+    key = _peak_key(any(v.peak is not None for v in values), any(v.suspect for v in values))
+    if key[0]:
+        legend_in += legend_below(fig, *key, above_in=legend_in) - 0.15
     top_in = _title(ax, "What each step bought")
     bottom_in = _xlabel(ax, f"TFLOPS at {numfmt.shape_text(results.ladder(data)['shape'])}") + legend_in
     fit(fig, [ax], [end * LINE_IN], top_in=top_in, bottom_in=bottom_in)
@@ -368,7 +494,8 @@ def replication_chart(data: Any = _USE_FILE) -> Figure:
     median as a dot, the merged interval as a bar coloured by its verdict, and the parity band around 1.
 
     A row a line high per implementation, its name on the left; ratios on a log axis, so that a 1.75x step and a
-    1% one read on one scale. With fewer than two runs there is nothing to compare, and the panel says so.
+    1% one read on one scale. With fewer than two runs there is nothing to compare, and the panel says so. Only
+    ratios here, so no tensor-core peak: a ratio of two throughputs has no hardware limit to mark.
     """
     data = _data(data)
     fig, top = new_figure()

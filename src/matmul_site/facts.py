@@ -164,9 +164,7 @@ def tryit_entry(data: Data, edit: str) -> dict[str, Any]:
 
 
 def peak_at_clock(data: Data, row: dict[str, Any]) -> float:
-    if row.get("suspect"):
-        raise Missing  # a clock the method flags is never the basis of another number
-    return results.peak_tflops_at(data, need(row.get("sm_clock_mhz")))
+    return need(results.row_peak_tflops(data, row))  # none for a clock the method flags as suspect
 
 
 def clock_text(row: dict[str, Any]) -> str:

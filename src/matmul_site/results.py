@@ -293,6 +293,14 @@ def peak_tflops_at(data: dict[str, Any], sm_clock_mhz: float) -> float:
     return data["gpu"]["sm_count"] * DENSE_FP16_FLOP_PER_CLOCK_PER_SM * sm_clock_mhz * 1e6 / 1e12
 
 
+def row_peak_tflops(data: dict[str, Any], row: dict[str, Any]) -> float | None:
+    """The peak at the clock sampled inside a row's timed kernels; None when none was sampled, or when the row is
+    ``suspect`` (its implied efficiency is implausible, so its clock reading is not a basis for another number)."""
+    if row.get("suspect") or row.get("sm_clock_mhz") is None:
+        return None
+    return peak_tflops_at(data, row["sm_clock_mhz"])
+
+
 # H100/H200 SXM: 989.4 dense fp16 TFLOPS at the 1830 MHz boost clock over 132 SMs is 4096 FLOP/clock/SM.
 DENSE_FP16_FLOP_PER_CLOCK_PER_SM = 4096
 
