@@ -210,7 +210,7 @@ def _peak_key(marked: bool, suspect: bool, handle: Any = None, label: str = PEAK
 
 
 def _cublas_line(ax: Any, tflops: float, label: str) -> None:
-    """The same run's cuBLAS as a dashed line through every row, named in the header line above them."""
+    """The cuBLAS of the same rounds as a dashed line through every row, named in the header line above them."""
     ax.axvline(tflops, color=CUBLAS, linestyle="--", linewidth=1.2)
     ax.text(tflops, HEADER / 2, f"{label} ", color=CUBLAS, ha="right", va="center")
 
@@ -292,7 +292,7 @@ def summary_chart(data: Any = _USE_FILE) -> Figure:
     handles, labels = _peak_key(any(v.peak is not None for v in values), any(v.suspect for v in values))
     cublas = rows["cublas"]["tflops"]
     handles.append(ax.axvline(cublas, color=CUBLAS, linestyle="--", linewidth=1.1))
-    labels.append(f"cuBLAS, same run ({cublas:.0f})")
+    labels.append(f"cuBLAS, same rounds ({cublas:.0f})")
     published = data["gpu"].get("published_dense_fp16_tflops")
     if published:
         handles.append(ax.axvline(published, color=PEAK, linestyle=":", linewidth=1.4))
@@ -396,10 +396,10 @@ def sweep_chart(data: Any = _USE_FILE) -> Figure:
         ax.grid(axis="y", visible=False)
         ax.xaxis.set_major_locator(_ticks())
     title_in = _title(top, f"Against cuBLAS, shape by shape, on {data['gpu']['name']}")
-    gap_in = _xlabel(top, "\u00d7 cuBLAS, same run (95% interval)") + 0.15
+    gap_in = _xlabel(top, "\u00d7 cuBLAS, same rounds (interval)") + 0.15
     handles = [Line2D([], [], linestyle="none", marker=markers[i], color=colours[i]) for i in ours]
     handles.append(Line2D([], [], color=CUBLAS, linestyle="--", marker=markers.get("cublas")))
-    labels = [versions.label(i) for i in ours] + ["cuBLAS, same run"]
+    labels = [versions.label(i) for i in ours] + ["cuBLAS, same rounds"]
     mark = Line2D([], [], linestyle="none", marker="|", markersize=7, markeredgewidth=1.5, color=INK)
     key = _peak_key(marked, suspect, mark, "peak at each point's SM clock")
     handles += key[0]
@@ -445,7 +445,7 @@ def steps_chart(data: Any = _USE_FILE) -> Figure:
             ax.vlines(after, centres[i] + BAR / 2, centres[i + 1] - BAR / 2, color=MUTED, linewidth=0.8)
         values.append(_value(data, rows[impl], centres[i], end=max(after, high)))  # the label clears the error bar
     cublas = rows["cublas"]["tflops"]
-    _cublas_line(ax, cublas, f"cuBLAS, same run ({cublas:.0f})")
+    _cublas_line(ax, cublas, f"cuBLAS, same rounds ({cublas:.0f})")
     _peaks_and_values(ax, values, half=BAR / 2 + 0.15, width_in=TEXT_WIDTH_IN, floor=cublas)
     ax.set_ylim(end, 0)
     ax.set_yticks([])
@@ -509,7 +509,7 @@ def replication_chart(data: Any = _USE_FILE) -> Figure:
     panels = (
         (top, "step", "Step over the previous version", lambda i: f"{versions.label(ladder['rows'][i]['step']['over'])}"
          f"\u2192{versions.label(i)}"),
-        (bottom, "ratio_to_cublas", "Against cuBLAS, same runs", versions.label),
+        (bottom, "ratio_to_cublas", "Against cuBLAS, same rounds", versions.label),
     )  # fmt: skip
     labels = {key: [name(i) for i in impls if ladder["rows"][i].get(key)] for _, key, _, name in panels}
     left_in = PAD_IN + max(text_width_in(t) for names in labels.values() for t in names) + 0.12

@@ -359,7 +359,7 @@ fact("versions.span", 'The first and the last version, "V0 to V7".',
 fact("{version}.label", 'How tables and prose name the version: "V7".', lambda d, version: versions.label(version))
 ladder_fact("tflops", "Its throughput: TFLOPS from the median latency.", lambda d, r: unit_text("tflops", r["tflops"]))
 ladder_fact("ms", "Its median latency.", lambda d, r: unit_text("ms", r["latency_ms"]))
-ladder_fact("ratio", "Its speed over the same run's cuBLAS, with the interval.",
+ladder_fact("ratio", "Its speed over the cuBLAS of the same rounds, with the merged interval.",
             lambda d, r: numfmt.ratio_text(r["ratio_to_cublas"]))
 ladder_fact("vs_cublas", 'That ratio by the rule: "is ahead of", "behind" or "at parity with cuBLAS", then the ratio.',
             lambda d, r: numfmt.vs_cublas_text(r["ratio_to_cublas"]))
