@@ -199,12 +199,13 @@ def attempts(d: SphinxDirective, data: Data, patterns: tuple[str, ...], only_not
             runs += [] if any(r is run for r in runs) else [run]
             rows.append([
                 nodes.literal(impl, impl), row["title"], run["title"], f"{row['tflops']:.0f}",
-                numfmt.ratio_text(row["ratio_to_cublas"]), step_words, "kept" if row.get("kept") else "no",
+                numfmt.ratio_text(row["ratio_to_cublas"]), step_words,
+                "kept" if row.get("kept") else ("no" if step else "n/a (the reference)"),
             ])  # fmt: skip
     if not rows:
         return [pending(f"No attempts after V6 are recorded yet: {NOT_MEASURED}.")]
     header = ["Variant", "What changed", "Run", "TFLOPS", f"{TIMES} cuBLAS [95% interval]", "Step [95% interval]"]
-    result = table([*header, "Kept"], rows, [14, 26, 14, 7, 14, 20, 6], "steps")
+    result = table([*header, "Kept"], rows, [14, 25, 14, 7, 14, 19, 8], "steps")
     return [result, caption_para(captions.steps_caption(data, runs))]
 
 
