@@ -7,9 +7,11 @@ that folder on ``sys.path`` once, here, before it imports any of them.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 from pathlib import Path
+from types import ModuleType
 
 from matmul_site import paths
 
@@ -33,3 +35,22 @@ def child_env() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PACKAGE_ROOT), env.get("PYTHONPATH", "")) if p)
     return env
+
+
+class SpecError(ValueError):
+    """A spec file (experiments/steps.py, experiments/tryit.py) that is missing or does not import."""
+
+
+def import_spec(path: Path, kind: str) -> ModuleType:
+    """A spec module of plain data, imported by path; SpecError says why it cannot be read."""
+    if not path.is_file():
+        raise SpecError(f"{kind} spec {path} does not exist")
+    spec = importlib.util.spec_from_file_location(f"_{kind.replace('-', '_')}_spec_{path.stem}", path)
+    if spec is None or spec.loader is None:
+        raise SpecError(f"cannot import the {kind} spec {path}")
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # a spec that does not import is a usage problem, reported before any run
+        raise SpecError(f"cannot import the {kind} spec {path}: {type(exc).__name__}: {exc}") from exc
+    return module

@@ -7,12 +7,12 @@ Torch-free: a plan is made, checked and estimated (``--dry-run``) on any machine
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from matmul_bench import kernels
 from matmul_site import paths, versions
 
 Shape = tuple[int, int, int]
@@ -249,16 +249,10 @@ def sweep_runs(shapes: tuple[Shape, ...], torch_compile: bool, autotune: bool, k
 
 def load_steps_file(path: Path) -> dict[str, Any]:
     """The spec module (plain data: VARIANTS and RUNS), imported by path; UsageError if it cannot be read."""
-    if not path.is_file():
-        raise UsageError(f"steps spec {path} does not exist")
-    spec = importlib.util.spec_from_file_location(f"_steps_spec_{path.stem}", path)
-    if spec is None or spec.loader is None:
-        raise UsageError(f"cannot import the steps spec {path}")
-    module = importlib.util.module_from_spec(spec)
     try:
-        spec.loader.exec_module(module)
-    except Exception as exc:  # a spec that does not import is a usage problem, reported before any run
-        raise UsageError(f"cannot import the steps spec {path}: {type(exc).__name__}: {exc}") from exc
+        module = kernels.import_spec(path, "steps")
+    except kernels.SpecError as exc:
+        raise UsageError(str(exc)) from exc
     return {"VARIANTS": getattr(module, "VARIANTS", None), "RUNS": getattr(module, "RUNS", None), "dir": path.parent}
 
 

@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import collections
 import datetime
-import importlib.util
 import json
 import math
 import os
@@ -98,16 +97,10 @@ class Outcome:
 
 def load_spec(path: Path) -> dict[str, Any]:
     """EDITS and CHECKS of the try-it spec, imported by path; UsageError if it cannot be read."""
-    if not path.is_file():
-        raise UsageError(f"try-it spec {path} does not exist")
-    spec = importlib.util.spec_from_file_location(f"_tryit_spec_{path.stem}", path)
-    if spec is None or spec.loader is None:
-        raise UsageError(f"cannot import the try-it spec {path}")
-    module = importlib.util.module_from_spec(spec)
     try:
-        spec.loader.exec_module(module)
-    except Exception as exc:  # a spec that does not import is a usage problem, reported before any run
-        raise UsageError(f"cannot import the try-it spec {path}: {type(exc).__name__}: {exc}") from exc
+        module = kernels.import_spec(path, "try-it")
+    except kernels.SpecError as exc:
+        raise UsageError(str(exc)) from exc
     edits, checks = getattr(module, "EDITS", None), getattr(module, "CHECKS", None)
     if not isinstance(edits, dict) or not edits or not isinstance(checks, tuple) or not checks:
         raise UsageError(f"{path} must define EDITS (a dict, not empty) and CHECKS (a tuple of shapes, not empty)")
