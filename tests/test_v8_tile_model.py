@@ -13,20 +13,13 @@ import pytest
 
 import tile_model
 from conftest import ROOT
+from matmul_bench.plan import SWEEP_SHAPES
 from raster import panels_per_wave
 from tile_model import CANDIDATES, Tile, choose, estimate
 
 EXPERIMENTS = ROOT / "experiments"
 
-SWEEP = [
-    (2048, 2048, 2048),
-    (4096, 4096, 4096),
-    (6144, 6144, 6144),
-    (8192, 8192, 8192),
-    (16384, 16384, 16384),
-    (8192, 28672, 4096),
-    (16384, 8192, 1024),
-]
+SWEEP = list(SWEEP_SHAPES)  # the benchmark's sweep, the shapes the model is checked on
 BY_NAME = {tile.name: tile for tile in CANDIDATES}
 
 
