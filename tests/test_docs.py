@@ -101,15 +101,17 @@ def build(out: Path, results_file: Path, *, rerun_without_hopper: bool = False, 
         **os.environ,
         paths.ENV_RESULTS: str(results_file),
         "PYTHONWARNINGS": "error::DeprecationWarning,error::PendingDeprecationWarning",
+        "NO_COLOR": "1",  # a CI that sets FORCE_COLOR would wrap each log line in escape codes
     }
     env.pop(rerun.ENV, None)
+    env.pop("FORCE_COLOR", None)
     if rerun_without_hopper:
         bin_dir = out.parent / "bin"
         bin_dir.mkdir()
         (bin_dir / "nvidia-smi").write_text("#!/bin/sh\necho 'NVIDIA A100-SXM4-80GB, 8.0'\n")
         (bin_dir / "nvidia-smi").chmod(0o755)
         env.update({rerun.ENV: "1", "PATH": f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"})
-    command = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-n", "-b", "html", "-c", ".", "docs", str(out)]
+    command = [sys.executable, "-m", "sphinx", "-N", "-W", "--keep-going", "-n", "-b", "html", "-c", ".", "docs", str(out)]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600, env=env)
     assert done.returncode == 0, f"sphinx-build failed:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
     assert "WARNING" not in done.stderr and "Warning" not in done.stderr, done.stderr
@@ -121,6 +123,7 @@ def build(out: Path, results_file: Path, *, rerun_without_hopper: bool = False, 
 def pages_in_log(where: Path, log: str, step: str) -> set[str]:
     """The pages a build's log says it read (``step="reading sources"``) or wrote (``"writing output"``)."""
     text = (where / f"{log}.log").read_text()
+    text = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", text).replace("\r", "\n")  # a terminal's escape codes, if any
     return set(re.findall(rf"^{step}\.\.\. \[\s*\d+%\] (\S+)$", text, re.M))
 
 
