@@ -34,6 +34,7 @@ extensions = [
     "matmul_site.sphinx.kernel_source",  # .. kernel-source:: v3 (literalinclude of examples/hopper_matmul/matmul_v3.py)
     "matmul_site.sphinx.kernel_diff",  # .. kernel-diff:: v3 (the whole diff against matmul_v2.py, collapsible)
     "matmul_site.sphinx.budget_box",  # .. budget-box:: v3 (occupancy, intensity, waves: computed, never typed)
+    "matmul_site.sphinx.tile_choices",  # .. tile-choices:: 5120 3072 (V8's tile model at those problems)
     "matmul_site.sphinx.chart_files",  # each chart drawn once; drawn again when the results file changes
     "sphinxext.opengraph",  # og: tags: link previews show the page's opening words ...
     "matmul_site.sphinx.link_preview",  # ... and the page's chart (og:image), as the PNG the plot directive drew

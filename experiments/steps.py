@@ -23,8 +23,8 @@ def cfg(bm: int, bn: int, bk: int, stages: int, swizzle: int, **extra: object) -
 V = ("v6_variants.py", "MatmulV6Variants")
 C = ("v6_cluster.py", "MatmulV6Cluster")
 P = ("v7_variants.py", "MatmulV7Variants")
-# name: (kernel file, class, pinned config, what changed from the baseline it is compared with)
-VARIANTS: dict[str, tuple[str, str, dict[str, Any], str]] = {
+# name: (kernel file, class, pinned config or None for the file's config_for, what changed from the baseline)
+VARIANTS: dict[str, tuple[str, str, dict[str, Any] | None, str]] = {
     "v4": ("matmul_v4.py", "MatmulV4", cfg(128, 256, 64, 3, 1), "V4 as recorded, for reference"),
     "v5-s3": ("matmul_v5.py", "MatmulV5", cfg(128, 256, 64, 3, 1), "V5 as recorded, 3 stages"),
     "v5-s4": ("matmul_v5.py", "MatmulV5", cfg(128, 256, 64, 4, 1), "V5 with 4 stages: more producer lead"),
@@ -57,6 +57,8 @@ VARIANTS: dict[str, tuple[str, str, dict[str, Any], str]] = {
         cfg(128, 256, 64, 3, 16, stream_k=True),
         "V7 + stream-K: the last full wave and the partial one split along K",
     ),
+    # No pinned config: the benchmark pins what V8's config_for picks at each shape (its tile model).
+    "v8": ("matmul_v8.py", "MatmulV8", None, "V8: the tile its model picks for the problem"),
 }
 RUNS: dict[str, dict[str, Any]] = {
     "round 1": {
@@ -120,5 +122,30 @@ RUNS: dict[str, dict[str, Any]] = {
         "variants": ["v6", "v7", "v7-streamk"],
         "over": {"v7-streamk": "v7"},  # stream-K is tried on top of the chunks
         "kept": ["v7"],
+    },
+    # Shapes off the benchmark's sweep where V7's one tile leaves a wave nearly empty and V8's model picks another.
+    "v8 round 1": {
+        "after": "v7",
+        "title": "a tile chosen per problem, at 5120^3 (6.06 waves of V7's tiles)",
+        "shape": (5120, 5120, 5120),
+        "baseline": "v7",
+        "variants": ["v7", "v8"],
+        "kept": ["v8"],
+    },
+    "v8 round 1 at 3072^3": {
+        "after": "v7",
+        "title": "a tile chosen per problem, at 3072^3 (2.18 waves of V7's tiles)",
+        "shape": (3072, 3072, 3072),
+        "baseline": "v7",
+        "variants": ["v7", "v8"],
+        "kept": ["v8"],
+    },
+    "v8 round 1 ragged": {
+        "after": "v7",
+        "title": "a tile chosen per problem, at 3000x5000x4096 (M and N multiples of no tile)",
+        "shape": (3000, 5000, 4096),
+        "baseline": "v7",
+        "variants": ["v7", "v8"],
+        "kept": ["v8"],
     },
 }  # fmt: skip

@@ -86,6 +86,12 @@ RECORDED: dict[str, list[tuple[str, str, str]]] = {
         ("swizzled chunks and stream-K at 4096^3 (3.9 waves of tiles)", "v7-streamk",
          "experiments/v7_streamk.py: stream-K for the last wave on top of V7"),
     ],
+    "v8": [
+        ("a tile chosen per problem, at 5120^3 (6.06 waves of V7's tiles)", "v8",
+         "make config_for return TUNED (V7's tile) at every shape: the model's choice, given back"),
+        ("a tile chosen per problem, at 3072^3 (2.18 waves of V7's tiles)", "v8",
+         "the same at 3072^3, where V7's tiles fill only 73% of the SMs' tile slots"),
+    ],
 }  # fmt: skip
 
 # The checks every edit gets: fresh random inputs, C poisoned with NaN, every element against float64. All at
@@ -233,5 +239,17 @@ EDITS: dict[str, dict[str, dict[str, Any]]] = {
         ),
         # Hypothesis: does not build: 4 x 48 KB of stages + 64 KB of staging buffer exceed the 227 KB a block may use.
         "stages-4": edit("num_stages 4 with the staging buffer", config={"num_stages": 4}),
+    },
+    "v8": {
+        # Hypothesis: exact. Without setmaxnreg every thread of the 16 warps keeps the launch's 128 registers; the
+        # sm_90a build on the CPU (the build record's v8-no-setmaxnreg) fits in 122 with no spills, so nothing
+        # the GPU computes changes: only how many registers a consumer could have used.
+        "no-setmaxnreg": edit(
+            "the 192 x 192 tile without setmaxnreg: no registers move from the producer to the consumers",
+            ('                setmaxnreg(tile_model.PRODUCER_REGISTERS, "dec")\n', "                pass\n"),
+            ('                setmaxnreg(self.tile.consumer_registers, "inc")  # the registers the producer gave up\n',
+             "                pass\n"),
+            config={"block_m": 192, "block_n": 192, "consumers": 3, "num_stages": 3},
+        ),  # fmt: skip
     },
 }

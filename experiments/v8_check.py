@@ -1,6 +1,6 @@
 """GPU check of V8's tile model: every tile of the menu, forced, checked and timed next to cuBLAS.
 
-    PYTHONPATH=examples/hopper_matmul:experiments python experiments/v8_check.py [--rounds 8] [--json PATH]
+    PYTHONPATH=examples/hopper_matmul python experiments/v8_check.py [--rounds 8] [--json PATH]
 
 For each shape and each tile of tile_model.CANDIDATES (and V7 as it is, at 8192^3 only, to show whether V8's
 128 x 256 runs as fast as V7):
@@ -59,7 +59,7 @@ def tile_config(tile: tile_model.Tile) -> dict[str, int]:
 def implementations() -> dict[str, tuple[str, str, dict[str, Any] | None]]:
     """name -> (kernel module, script class, pinned config or None for the class's own single-config space)."""
     found: dict[str, tuple[str, str, dict[str, Any] | None]] = {
-        tile.name: ("v8_tiles", "MatmulV8", tile_config(tile)) for tile in tile_model.CANDIDATES
+        tile.name: ("matmul_v8", "MatmulV8", tile_config(tile)) for tile in tile_model.CANDIDATES
     }
     found["V7"] = ("matmul_v7", "MatmulV7", None)
     return found
@@ -102,7 +102,7 @@ def main() -> int:
     shapes = tuple(tuple(int(x) for x in s.split("x")) for s in args.shapes) if args.shapes else SHAPES
     checked = shapes + tuple(s for s in CHECK_ONLY if s not in shapes)
 
-    from v8_tiles import NUM_SMS
+    from matmul_v8 import NUM_SMS
 
     common.require_hopper()
     t0 = time.perf_counter()

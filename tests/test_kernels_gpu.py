@@ -32,11 +32,11 @@ def versions() -> list[int]:
     return [v.number for v in registry.all_versions(KERNEL_DIR)]
 
 
-def tuned() -> dict[str, dict[str, Any]]:
-    """Each version's measured configuration: its kernel file's TUNED."""
+def tuned() -> dict[str, dict[str, Any] | None]:
+    """Each version's pinned configuration: its kernel file's TUNED, or None where its config_for picks per shape."""
     from matmul_site import versions as registry
 
-    return registry.tuned_configs(KERNEL_DIR)
+    return {v.name: v.fixed_config for v in registry.all_versions(KERNEL_DIR)}
 
 
 TUNED = tuned()

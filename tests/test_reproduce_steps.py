@@ -189,7 +189,9 @@ def test_each_gpu_command_names_files_modules_sessions_flags_and_variables_that_
 
 def fresh_env(home: Path, *bins: Path) -> dict[str, str]:
     """The environment a reader's new terminal has: a HOME of its own, no virtual environment, this machine's PATH."""
-    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME")}
+    drop = ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "FORCE_COLOR")  # colour codes would hide nox's session list
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    env["NO_COLOR"] = "1"
     venv_bin = str(Path(sys.prefix) / "bin")
     path = [p for p in env.get("PATH", "").split(os.pathsep) if p != venv_bin]
     env.update(HOME=str(home), PATH=os.pathsep.join([*map(str, bins), *path]))

@@ -1,4 +1,4 @@
-"""The V8 candidate's tile model (experiments/tile_model.py): its arithmetic, its menu, and the choices it makes.
+"""V8's tile model (examples/hopper_matmul/tile_model.py): its arithmetic, its menu, and the choices it makes.
 
 Plain Python, no Tilus and no torch: the wave arithmetic is checked against numbers worked out by hand.
 """
@@ -14,10 +14,10 @@ import pytest
 import tile_model
 from conftest import ROOT
 from matmul_bench.plan import SWEEP_SHAPES
+from matmul_site import versions
 from raster import panels_per_wave
 from tile_model import CANDIDATES, Tile, choose, estimate
 
-EXPERIMENTS = ROOT / "experiments"
 
 SWEEP = list(SWEEP_SHAPES)  # the benchmark's sweep, the shapes the model is checked on
 BY_NAME = {tile.name: tile for tile in CANDIDATES}
@@ -151,11 +151,7 @@ def test_a_wave_of_v7s_tiles_reads_about_a_thousandth_of_a_byte_of_dram_per_flop
 
 
 def test_v8_tuned_configuration_is_the_models_choice_at_8192_cubed() -> None:
-    tree = ast.parse((EXPERIMENTS / "v8_tiles.py").read_text(encoding="utf-8"))
-    tuned = next(
-        ast.literal_eval(node.value)
-        for node in tree.body
-        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["TUNED"]
-    )
+    v8 = versions.get("v8")
     chosen = choose(8192, 8192, 8192)
-    assert tuned == {**chosen.config, "block_k": tile_model.BLOCK_K, "swizzle_size": 16}
+    assert v8.tuned == {**chosen.config, "block_k": tile_model.BLOCK_K, "swizzle_size": 16}
+    assert v8.per_problem and v8.fixed_config is None, "the benchmark must pin config_for's choice at each shape"

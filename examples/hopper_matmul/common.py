@@ -147,8 +147,32 @@ def pinned(script_cls: type, config: dict[str, Any]) -> type:
     return type(script_cls.__name__, (script_cls,), {"debug_schedule": dict(config)})
 
 
+class PerProblem:
+    """A kernel whose configuration a rule picks for each problem (V8's tile model): ``rule(m, n, k)`` names it,
+    and each configuration it names is pinned and built once, the first time it is needed."""
+
+    def __init__(self, script_cls: type, rule: Callable[[int, int, int], dict[str, Any]]):
+        self.script_cls, self.rule = script_cls, rule
+        self.kernels: dict[tuple[tuple[str, Any], ...], Any] = {}
+        self.last_config: dict[str, Any] = {}
+
+    def kernel_for(self, m: int, n: int, k: int) -> Any:
+        """The pinned kernel the rule names for M x N x K (built on its first call)."""
+        config = self.rule(m, n, k)
+        key = tuple(sorted(config.items()))
+        if key not in self.kernels:
+            self.kernels[key] = pinned(self.script_cls, config)()
+        self.last_config = config
+        return self.kernels[key]
+
+    def __call__(self, m: int, n: int, k: int, *tensors: Any) -> None:
+        self.kernel_for(m, n, k)(m, n, k, *tensors)
+
+
 def tuned_config(kernel: Any) -> dict[str, Any]:
-    """The configuration the Tilus autotuner picked on the kernel's last new problem size."""
+    """The configuration the Tilus autotuner (or a PerProblem rule) picked on the kernel's last new problem size."""
+    if isinstance(kernel, PerProblem):
+        return dict(kernel.last_config)
     for jit_key, tuning_key in reversed(list(kernel.dispatch_table)):
         instance = kernel.jit_instances[jit_key]
         chosen = instance.dispatch_table[tuning_key]
@@ -162,7 +186,8 @@ def run_main(kernel: Callable[..., Any], title: str, shapes: Sequence[tuple[int,
     ``title`` is the kernel file's TITLE, the same string its chapter and the charts show.
     """
     require_hopper()
-    print(f"{type(kernel).__name__}, {title}, on {torch.cuda.get_device_name()}")
+    name = getattr(kernel, "script_cls", type(kernel)).__name__  # a PerProblem rule: the script it pins
+    print(f"{name}, {title}, on {torch.cuda.get_device_name()}")
     for m, n, k in shapes:
         result = check(kernel, m, n, k)
         status = "ok" if result.ok else f"FAILED ({result.bad} bad elements)"

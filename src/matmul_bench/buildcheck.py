@@ -265,10 +265,16 @@ def record_one(version: str) -> dict[str, Any]:
 
 
 # Builds beside the versions that a chapter quotes: name -> (kind, what it is). "edit": a try-it edit of
-# experiments/tryit.py (version-name) applied to the chapter's kernel; "steps": a variant of experiments/steps.py.
+# experiments/tryit.py (version-name) applied to the chapter's kernel; "steps": a variant of experiments/steps.py;
+# "tile": V8 pinned to another tile of its model's menu (version-<block_m>x<block_n>).
 EXTRA_BUILDS: dict[str, tuple[str, str]] = {
     "v5-no-final-wait": ("edit", "V5 without the wait_group(0) before the epilogue (its Try it)"),
     "v7-streamk": ("steps", "V7 with stream-K for the last wave (experiments/v7_streamk.py)"),
+    "v8-256x128": ("tile", "V8 with the 256 x 128 tile: two consumer groups of 128 x 128"),
+    "v8-128x192": ("tile", "V8 with the 128 x 192 tile: four stages"),
+    "v8-128x128": ("tile", "V8 with the 128 x 128 tile: six stages"),
+    "v8-192x192": ("tile", "V8 with the 192 x 192 tile: three consumer groups, setmaxnreg"),
+    "v8-no-setmaxnreg": ("edit", "V8's 192 x 192 tile without setmaxnreg (its Try it)"),
 }
 
 
@@ -285,6 +291,8 @@ def _module_from(path: Path, name: str) -> Any:
 
 def record_extra(name: str) -> dict[str, Any]:
     """Build one of EXTRA_BUILDS at the ladder's shape; its build facts and the files it was built from."""
+    import importlib
+
     from matmul_site import budget, paths, versions
 
     kind, what = EXTRA_BUILDS[name]
@@ -301,6 +309,14 @@ def record_extra(name: str) -> dict[str, Any]:
             cls = getattr(_module_from(edited, f"{kernel.stem}_edited"), f"MatmulV{version[1:]}")
             config = {**versions.get(version).tuned, **entry["config"]}
             files = [kernel, tryit.SPEC_FILE]
+        elif kind == "tile":
+            version, _, tile = name.partition("-")
+            block_m, block_n = (int(x) for x in tile.split("x"))
+            module = importlib.import_module(f"matmul_{version}")
+            chosen = next(t for t in module.tile_model.CANDIDATES if (t.block_m, t.block_n) == (block_m, block_n))
+            cls = getattr(module, f"MatmulV{version[1:]}")
+            config = {**versions.get(version).tuned, **chosen.config}
+            files = [versions.get(version).path, versions.get(version).path.parent / "tile_model.py"]
         else:
             if str(experiments) not in sys.path:  # the experiments import their helpers (streamk.py) by name
                 sys.path.insert(0, str(experiments))

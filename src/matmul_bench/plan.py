@@ -208,7 +208,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def version_spec(version: versions.Version, autotune: bool) -> ImplSpec:
-    config = None if autotune else version.tuned
+    config = None if autotune else version.fixed_config  # None: Tilus's autotuner, or the file's config_for
     return ImplSpec(version.name, "kernel", version.title, str(version.path), version.class_name, config)
 
 
@@ -281,7 +281,7 @@ def steps_runs(names: str, path: Path, kernel_dir: Path = KERNEL_DIR) -> tuple[R
         for variant in run["variants"]:
             file, cls, config, change = variants[variant]
             impls.append(ImplSpec(variant, "kernel", change, str(_variant_file(file, spec["dir"], kernel_dir)), cls,
-                                  dict(config)))  # fmt: skip
+                                  None if config is None else dict(config)))  # fmt: skip
         baseline = run.get("baseline")
         if baseline is not None and baseline not in run["variants"]:
             raise UsageError(f"steps run {name!r}: baseline {baseline!r} is not one of its variants")

@@ -28,8 +28,8 @@ from matmul_bench import kernels
 RESULT_PREFIX = "@@prebuild "
 
 
-def load_class(file: str, cls: str) -> type:
-    """The script class from a kernel file, imported under its file's stem (Tilus reads its source)."""
+def load_module(file: str) -> Any:
+    """A kernel file's module, imported under its file's stem (Tilus reads its source)."""
     path = Path(file).resolve()
     kernels.use_kernel_dir()
     if path.parent == kernels.KERNEL_DIR:
@@ -45,19 +45,28 @@ def load_class(file: str, cls: str) -> type:
         module = importlib.util.module_from_spec(spec)
         sys.modules[path.stem] = module
         spec.loader.exec_module(module)
-    found = getattr(module, cls, None)
+    return module
+
+
+def load_class(file: str, cls: str) -> type:
+    """The script class from a kernel file (see :func:`load_module`)."""
+    found = getattr(load_module(file), cls, None)
     if not isinstance(found, type):
-        raise ImportError(f"{path} defines no class {cls}")
+        raise ImportError(f"{file} defines no class {cls}")
     return found
 
 
 def make_kernel(file: str, cls: str, config: dict[str, Any] | None) -> Any:
-    """An instance of the script, pinned to ``config`` (None: its whole autotune space)."""
+    """An instance of the script, pinned to ``config``; with None, the file's own choice at each problem
+    (``common.PerProblem`` over its ``config_for``) where it has one, else Tilus's whole autotune space."""
     kernels.use_kernel_dir()
     import common
 
     script = load_class(file, cls)
-    return (script if config is None else common.pinned(script, config))()
+    if config is not None:
+        return common.pinned(script, config)()
+    rule = getattr(load_module(file), "config_for", None)
+    return common.PerProblem(script, rule) if callable(rule) else script()
 
 
 def build_one(spec: dict[str, Any]) -> dict[str, Any]:
@@ -77,8 +86,10 @@ def build_one(spec: dict[str, Any]) -> dict[str, Any]:
                                      "max_abs_err": result.max_abs_err})  # fmt: skip
             answer["ok"] = answer["ok"] and result.ok
         else:
-            a, b = common.random_operands(min(m, 256), n, k)  # M is a run-time argument: any M builds (N, K)
-            common.matmul(kernel, a, b)
+            # M is a run-time argument: any M builds (N, K); a per-problem rule is asked at the real M.
+            built = kernel.kernel_for(m, n, k) if isinstance(kernel, common.PerProblem) else kernel
+            a, b = common.random_operands(min(m, 256), n, k)
+            common.matmul(built, a, b)
             torch.cuda.synchronize()
         answer["configs"][key] = spec.get("config") or tuned(kernel)
     return answer

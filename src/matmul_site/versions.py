@@ -75,6 +75,18 @@ class Version:
         return read_tuned(self.path)
 
     @property
+    def per_problem(self) -> bool:
+        """Whether the kernel file picks its configuration for each problem: a top-level ``config_for(m, n, k)``
+        (V8's tile model). The benchmark then pins that rule's choice at each shape instead of ``TUNED``."""
+        tree = ast.parse(self.path.read_text(encoding="utf-8"), filename=str(self.path))
+        return any(isinstance(node, ast.FunctionDef) and node.name == "config_for" for node in tree.body)
+
+    @property
+    def fixed_config(self) -> dict[str, Any] | None:
+        """What to pin at every shape: ``TUNED``, or None when :attr:`per_problem` (the rule picks per shape)."""
+        return None if self.per_problem else self.tuned
+
+    @property
     def chapter(self) -> Path:
         return paths.CHAPTERS_DIR / f"{self.name}.rst"
 

@@ -1,28 +1,19 @@
-# Experiment, not yet a chapter: the V8 candidate (issue 20), built on the CPU for sm_90a and checked once on the
-# H200 (python experiments/v8_check.py, one process, 8 rounds, not replicated; log in
-# plots/results/logs/v8-check-2026-12-01.txt): every tile exact on every shape checked; at 5120^3 the model's
-# 192 x 192 reached 0.947 of cuBLAS against 0.887 for V7's 128 x 256, still behind cuBLAS; on the seven sweep
-# shapes the model keeps V7's tile. It becomes examples/hopper_matmul/matmul_v8.py once a step of it pays.
 # What changed from V7:
-# - The tile is no longer fixed at 128 x 256: a model (tile_model.py) picks it for each problem from M, N and K,
-#   out of a menu of 128 x 256, 256 x 128, 128 x 192, 128 x 128 and 192 x 192. It predicts the busiest SM's
-#   time from wave quantization (rounds = ceil(tiles / SMs), padding of edge tiles included) and the operand
-#   bytes each tile moves per FLOP. At 5120^3, 800 tiles of 128 x 256 make 6.06 waves, so the seventh round
-#   keeps 8 of 132 SMs busy; 192 x 192 tiles make 729 tiles in 6 rounds. On the seven sweep shapes it keeps
-#   V7's tile: there 128 x 256 already fills 97% or more of the SMs' tile slots.
-# - A direct choice, not an autotune space: the model names one configuration, so a new problem size costs one
-#   build (one nvcc run) instead of one per candidate plus timing runs, and the choice is the same in every
-#   process. MatmulV8's autotune lists are the model's menu; MatmulV8() alone would let Tilus time them all.
-# - The number of consumer warp groups follows the tile: 192 x 192 runs three, the others two. Each group takes
-#   block_m / consumers rows; a 256-row tile gives each group 128 rows (two m64 WGMMAs per K step).
+# - The tile is no longer fixed at 128 x 256: config_for() asks a model (tile_model.py) for each problem, out of a
+#   menu of 128 x 256, 256 x 128, 128 x 192, 128 x 128 and 192 x 192. It predicts the busiest SM's time from wave
+#   quantization (rounds = ceil(tiles / SMs), edge tiles counted whole) and the operand bytes each tile moves per
+#   FLOP. At 5120^3, 800 tiles of 128 x 256 make 6.06 waves: a seventh round in which 8 of 132 SMs work; 729 tiles
+#   of 192 x 192 fit in 6 rounds. Where V7's tile already fills 97% of the SMs' tile slots, the model keeps it.
+# - A rule, not an autotune space: a new problem size costs one build (one nvcc run) of the tile the model names,
+#   and every process picks the same tile. The autotune lists below are the model's menu.
+# - The number of consumer warp groups follows the tile: 192 x 192 runs three, the others two; each group takes
+#   block_m / consumers rows (a 256-row tile gives each group 128 rows: two m64 WGMMAs per K step).
 # - Three consumer warp groups and a producer warp are 13 warps: four of them on one SM sub-partition leave 128
-#   registers per thread, too few for a 96-register accumulator. So that tile's producer is a whole warp group
-#   that gives registers up with setmaxnreg (PTX Tilus 0.2.0 has no instruction for): 40 for it, 152 for each
-#   consumer thread.
+#   registers per thread for a 96-register accumulator, under the model's margin (accumulator + 40). So that
+#   tile's producer is a whole warp group that gives registers up with setmaxnreg (PTX that Tilus 0.2.0 has no
+#   instruction for): 40 for it, 152 per consumer. ptxas fits the build without it too (122, no spills: Try it).
 # - Each tile takes as many pipeline stages as fit next to its C staging in 227 KB: 3, 3, 4, 6 and 3.
 # - Tilus 0.2.0 would split a 192-wide WGMMA into three 64-wide ones; tilus_fixes.py (fix 4) issues m64n192k16.
-
-import functools
 
 import tilus
 import torch
@@ -31,7 +22,7 @@ from tilus.hidet.ir.primitives.cuda.setmaxnreg import setmaxnreg  # PTX that Til
 from tilus.utils import cdiv
 
 import common
-import tile_model  # experiments/tile_model.py, beside this file
+import tile_model
 from pipeline import Pipeline
 from raster import TileRaster
 
@@ -51,9 +42,14 @@ def sm_count() -> int:
 # Asked once, here: Tilus builds configurations in forked workers, which must not touch CUDA.
 NUM_SMS = sm_count()
 
-# What the model picks at the chapter's shape (8192^3): the configuration the benchmark pins there.
-# tests/test_v8_tile_model.py holds it to the model's choice.
+# What the model picks at the chapter's shape (8192³): V7's tile. The pages and the build check read this one
+# configuration; tests/test_v8_tile_model.py holds it to config_for(8192, 8192, 8192).
 TUNED = {"block_m": 128, "block_n": 256, "consumers": 2, "num_stages": 3, "block_k": 64, "swizzle_size": 16}
+
+
+def config_for(m: int, n: int, k: int) -> dict[str, int]:
+    """The configuration V8 runs an M x N x K problem with: the model's tile, V7's block_k and raster groups."""
+    return {**tile_model.choose(m, n, k, NUM_SMS).config, "block_k": tile_model.BLOCK_K, "swizzle_size": 16}
 
 
 # The model's menu: tile, consumer warp groups and the stages that fit (tile_model.CANDIDATES, V7's tile first).
@@ -198,33 +194,8 @@ class MatmulV8(tilus.Script):
                 self.tma.wait_group(0)
 
 
-class TiledByModel:
-    """C = A @ B^T with V8, its tile picked by tile_model for each problem: the callable main() checks and times.
-
-    One pinned kernel per tile (its own build cache entry), made the first time the model picks that tile.
-    """
-
-    def __init__(self, num_sms: int = NUM_SMS):
-        self.num_sms = num_sms
-
-    def tile_for(self, m: int, n: int, k: int) -> tile_model.Tile:
-        return tile_model.choose(m, n, k, self.num_sms)
-
-    def config_for(self, m: int, n: int, k: int) -> dict[str, int]:
-        """The full configuration V8 runs M x N x K with."""
-        return {**self.tile_for(m, n, k).config, "block_k": tile_model.BLOCK_K, "swizzle_size": 16}
-
-    @staticmethod
-    @functools.cache
-    def kernel(config: tuple[tuple[str, int], ...]) -> MatmulV8:
-        return common.pinned(MatmulV8, dict(config))()
-
-    def __call__(self, m: int, n: int, k: int, a, b, c) -> None:
-        self.kernel(tuple(sorted(self.config_for(m, n, k).items())))(m, n, k, a, b, c)
-
-
 def main() -> None:
-    common.run_main(TiledByModel(), TITLE)
+    common.run_main(common.PerProblem(MatmulV8, config_for), TITLE)
 
 
 if __name__ == "__main__":

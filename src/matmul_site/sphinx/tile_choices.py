@@ -1,0 +1,97 @@
+"""``.. tile-choices:: 2048 5120 3000x5000x4096``: V8's tile model at each named problem, as a table.
+
+For each shape: V7's one tile (128 x 256), its tiles, waves and wave efficiency; the tile the model picks,
+with the same three; and the model's predicted speed-up. All of it is the model's arithmetic
+(``examples/hopper_matmul/tile_model.py``, plain Python, imported by path); no measurement and no typed number.
+The shapes are the page's input: which problems to show, not results.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from types import ModuleType
+from typing import Any
+
+from docutils import nodes
+from sphinx.application import Sphinx
+from sphinx.util.docutils import SphinxDirective
+
+from matmul_site import numfmt, paths
+
+SMS = 132  # H100 SXM and H200: the machines the site's numbers come from
+
+
+def tile_model() -> ModuleType:
+    """The kernel folder's tile_model.py, imported by its path (the folder is not a package)."""
+    name = "tile_model"
+    path = paths.KERNEL_DIR / "tile_model.py"
+    found = sys.modules.get(name)
+    if found is not None and getattr(found, "__file__", None) == str(path):
+        return found
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def parse_shape(text: str) -> tuple[int, int, int]:
+    """``4096`` for 4096³, or ``MxNxK``."""
+    if re.fullmatch(r"\d+", text):
+        return (int(text),) * 3
+    found = re.fullmatch(r"(\d+)x(\d+)x(\d+)", text)
+    if not found:
+        raise ValueError(f"{text!r} is not a shape: write 4096 for 4096^3 or MxNxK")
+    m, n, k = (int(g) for g in found.groups())
+    return m, n, k
+
+
+def rows(shapes: list[tuple[int, int, int]]) -> list[list[str]]:
+    """One row per shape: shape, V7's tile arithmetic, the model's pick and its arithmetic, the predicted gain."""
+    model = tile_model()
+    out = []
+    for m, n, k in shapes:
+        fixed = model.estimate(model.REFERENCE, m, n, k, SMS)
+        chosen = model.estimate(model.choose(m, n, k, SMS), m, n, k, SMS)
+
+        def waves(e: Any) -> str:
+            return f"{e.tiles} tiles, {e.waves:.2f} waves ({e.rounds} rounds), {e.wave_efficiency:.0%} full"
+
+        out.append([numfmt.shape_text({"m": m, "n": n, "k": k}), waves(fixed), chosen.tile.name.replace("x", " × "),
+                    waves(chosen), f"{fixed.time / chosen.time:.2f}×"])  # fmt: skip
+    return out
+
+
+class TileChoices(SphinxDirective):
+    required_arguments = 1
+    final_argument_whitespace = True
+
+    def run(self) -> list[nodes.Node]:
+        self.env.note_dependency(str(paths.KERNEL_DIR / "tile_model.py"))
+        try:
+            table_rows = rows([parse_shape(a) for a in self.arguments[0].split()])
+        except ValueError as exc:
+            raise self.error(f"tile-choices: {exc}") from exc
+        header = ["Shape", "V7: 128 × 256", "The model picks", "Its tiles", "Predicted speed-up"]
+        table = nodes.table(classes=["tile-choices"])
+        group = nodes.tgroup(cols=len(header))
+        table += group
+        for width in (16, 30, 14, 30, 10):
+            group += nodes.colspec(colwidth=width)
+        head = nodes.thead()
+        head += nodes.row("", *(nodes.entry("", nodes.paragraph(text=h)) for h in header))
+        group += head
+        body = nodes.tbody()
+        for values in table_rows:
+            body += nodes.row("", *(nodes.entry("", nodes.paragraph(text=v)) for v in values))
+        group += body
+        return [table]
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    app.add_directive("tile-choices", TileChoices)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
