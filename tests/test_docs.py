@@ -111,7 +111,21 @@ def build(out: Path, results_file: Path, *, rerun_without_hopper: bool = False, 
         (bin_dir / "nvidia-smi").write_text("#!/bin/sh\necho 'NVIDIA A100-SXM4-80GB, 8.0'\n")
         (bin_dir / "nvidia-smi").chmod(0o755)
         env.update({rerun.ENV: "1", "PATH": f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"})
-    command = [sys.executable, "-m", "sphinx", "-N", "-W", "--keep-going", "-n", "-b", "html", "-c", ".", "docs", str(out)]
+    command = [
+        sys.executable,
+        "-m",
+        "sphinx",
+        "-N",
+        "-W",
+        "--keep-going",
+        "-n",
+        "-b",
+        "html",
+        "-c",
+        ".",
+        "docs",
+        str(out),
+    ]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600, env=env)
     assert done.returncode == 0, f"sphinx-build failed:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
     assert "WARNING" not in done.stderr and "Warning" not in done.stderr, done.stderr

@@ -100,3 +100,50 @@ def test_version_refuses_bad_input_and_leaves_c_untouched(kernels: dict[int, Any
         common.matmul(kernels[version], a, b, out=c)
     torch.cuda.synchronize()
     assert torch.isnan(c).all(), "C was written although the input was refused"
+
+
+# V8 picks its tile per problem, so the shapes above reach only the tiles its model picks there. Each tile of its
+# menu is pinned here and checked where edges are ragged: M and N multiples of no tile, a tiny M with N % 8 != 0
+# (C leaves from registers), a K shorter than the ring (fewer K-tiles than stages), and one large problem.
+MENU_SHAPES = [(1000, 3000, 520), (129, 257, 64), (1000, 3000, 128), (5120, 5120, 5120)]
+
+
+def menu() -> list[dict[str, Any]]:
+    """(V8's file, its menu's configurations) when the kernel folder has V8; [] otherwise."""
+    path = KERNEL_DIR / "matmul_v8.py"
+    if not path.exists():
+        return []
+    import tile_model
+
+    return [{**TUNED_V8, **tile.config} for tile in tile_model.CANDIDATES]
+
+
+def tuned_v8() -> dict[str, Any]:
+    from matmul_site import versions as registry
+
+    return registry.read_tuned(KERNEL_DIR / "matmul_v8.py") if (KERNEL_DIR / "matmul_v8.py").exists() else {}
+
+
+TUNED_V8 = tuned_v8()
+MENU = [pytest.param(c, id=f"{c['block_m']}x{c['block_n']}") for c in menu()]
+
+
+@pytest.fixture(scope="session")
+def menu_kernels() -> dict[str, Any]:
+    """Every tile of V8's menu, pinned, built first at every (N, K) of MENU_SHAPES in parallel processes."""
+    file = str(KERNEL_DIR / "matmul_v8.py")
+    specs = [{"file": file, "cls": "MatmulV8", "config": c, "shapes": [list(s) for s in MENU_SHAPES], "check": False}
+             for c in menu()]  # fmt: skip
+    prebuild.build_all(specs, jobs=os.cpu_count() or 4, timeout_s=900)
+    return {f"{c['block_m']}x{c['block_n']}": prebuild.make_kernel(file, "MatmulV8", c) for c in menu()}
+
+
+@pytest.mark.parametrize("shape", [pytest.param(s, id="x".join(map(str, s))) for s in MENU_SHAPES])
+@pytest.mark.parametrize("config", MENU)
+def test_every_tile_of_v8s_menu_matches_float64_at_ragged_shapes(
+    menu_kernels: dict[str, Any], config: dict[str, Any], shape: tuple[int, int, int]
+) -> None:
+    seed = int.from_bytes(os.urandom(4), "little")
+    name = f"{config['block_m']}x{config['block_n']}"
+    result = common.check(menu_kernels[name], *shape, seed=seed)
+    assert result.ok, f"V8 {name} {shape} seed={seed}: {result.bad} bad elements, max |err| {result.max_abs_err:.3g}"

@@ -1,0 +1,38 @@
+"""V8's menu under compute-sanitizer: every tile, pinned, checked at two ragged shapes.
+
+    compute-sanitizer --tool racecheck python experiments/v8_sanitize.py
+    compute-sanitizer --tool memcheck python experiments/v8_sanitize.py
+
+The shapes' (N, K) are those of tests/test_kernels_gpu.py's MENU_SHAPES, so the builds come from Tilus's cache
+when the GPU suite ran first. Exit status 1 if a check fails; the sanitizer prints its own summary.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from matmul_bench import kernels
+
+kernels.use_kernel_dir()
+
+from matmul_v8 import TUNED, MatmulV8  # noqa: E402
+
+import common  # noqa: E402
+import tile_model  # noqa: E402
+
+SHAPES = ((1000, 3000, 520), (129, 257, 64))
+
+
+def main() -> int:
+    failed = 0
+    for tile in tile_model.CANDIDATES:
+        kernel = common.pinned(MatmulV8, {**TUNED, **tile.config})()
+        for shape in SHAPES:
+            result = common.check(kernel, *shape, seed=0)
+            failed += not result.ok
+            print(f"{tile.name:>8} {shape}: max |err| {result.max_abs_err:.2e}, {result.bad} bad", flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
