@@ -5,7 +5,6 @@ Plain Python, no Tilus and no torch: the wave arithmetic is checked against numb
 
 from __future__ import annotations
 
-import ast
 import json
 import math
 
@@ -17,7 +16,6 @@ from matmul_bench.plan import SWEEP_SHAPES
 from matmul_site import versions
 from raster import panels_per_wave
 from tile_model import CANDIDATES, Tile, choose, estimate
-
 
 SWEEP = list(SWEEP_SHAPES)  # the benchmark's sweep, the shapes the model is checked on
 BY_NAME = {tile.name: tile for tile in CANDIDATES}

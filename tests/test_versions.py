@@ -113,3 +113,16 @@ def test_a_kernel_file_without_title_is_refused_with_the_fix(tmp_path: Path) -> 
     (tmp_path / "matmul_v0.py").write_text("# no title here\n", encoding="utf-8")
     with pytest.raises(versions.VersionError, match='TITLE = "..."'):
         versions.all_versions(tmp_path)
+
+
+def test_a_kernel_file_with_config_for_picks_per_problem_and_has_nothing_pinned(tmp_path: Path) -> None:
+    body = KERNEL.format(prev=0, title="a rule", n=1) + 'TUNED = {"block_m": 128}\n'
+    (tmp_path / "matmul_v1.py").write_text(body + "\n\ndef config_for(m, n, k):\n    return TUNED\n")
+    (tmp_path / "matmul_v2.py").write_text(KERNEL.format(prev=1, title="fixed", n=2) + 'TUNED = {"block_m": 64}\n')
+    ruled, fixed = versions.all_versions(tmp_path)
+    assert ruled.per_problem and ruled.fixed_config is None and ruled.tuned == {"block_m": 128}
+    assert not fixed.per_problem and fixed.fixed_config == {"block_m": 64}
+
+
+def test_v8_picks_its_tile_per_problem_and_v7_does_not() -> None:
+    assert versions.get("v8").per_problem and not versions.get("v7").per_problem

@@ -1,0 +1,32 @@
+"""The V8 chapter's table of tile choices is the tile model's arithmetic at the shapes the page names."""
+
+from __future__ import annotations
+
+import pytest
+
+import tile_model
+from matmul_site.sphinx import tile_choices
+
+
+def test_the_table_gives_v7s_tile_and_the_models_pick_with_tiles_waves_and_rounds() -> None:
+    (row,) = tile_choices.rows([(5120, 5120, 5120)])
+    assert row[0] == "5120³"
+    assert row[1] == "800 tiles, 6.06 waves (7 rounds), 87% full"  # 40 x 20 tiles of 128 x 256 on 132 SMs
+    assert row[2] == "192 × 192" and row[3] == "729 tiles, 5.52 waves (6 rounds), 92% full"  # 27 x 27
+    chosen = tile_model.estimate(tile_model.choose(5120, 5120, 5120), 5120, 5120, 5120)
+    assert row[4] == f"{7.0 / chosen.time:.2f}×"
+
+
+def test_where_v7s_tile_fills_the_machine_the_model_keeps_it_and_predicts_no_gain() -> None:
+    (row,) = tile_choices.rows([(8192, 8192, 8192)])
+    assert row[2] == "128 × 256" and row[4] == "1.00×"
+
+
+@pytest.mark.parametrize(("text", "shape"), [("4096", (4096,) * 3), ("3000x5000x4096", (3000, 5000, 4096))])
+def test_shapes_are_written_as_a_cube_side_or_m_x_n_x_k(text: str, shape: tuple[int, int, int]) -> None:
+    assert tile_choices.parse_shape(text) == shape
+
+
+def test_anything_else_is_refused_with_the_forms_it_takes() -> None:
+    with pytest.raises(ValueError, match="write 4096"):
+        tile_choices.parse_shape("4096x4096")
