@@ -246,12 +246,9 @@ EDITS: dict[str, dict[str, dict[str, Any]]] = {
         # the GPU computes changes: only how many registers a consumer could have used.
         "no-setmaxnreg": edit(
             "the 192 x 192 tile without setmaxnreg: no registers move from the producer to the consumers",
-            ('                setmaxnreg(tile_model.PRODUCER_REGISTERS, "dec")\n', "                pass\n"),
-            (
-                '                setmaxnreg(self.tile.consumer_registers, "inc")  # the registers the producer gave up\n',
-                "                pass\n",
-            ),
+            ('setmaxnreg(tile_model.PRODUCER_REGISTERS, "dec")', "pass  # setmaxnreg removed"),
+            ('setmaxnreg(self.tile.consumer_registers, "inc")', "pass  # setmaxnreg removed"),
             config={"block_m": 192, "block_n": 192, "consumers": 3, "num_stages": 3},
-        ),  # fmt: skip
+        ),
     },
 }

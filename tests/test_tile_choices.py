@@ -30,3 +30,12 @@ def test_shapes_are_written_as_a_cube_side_or_m_x_n_x_k(text: str, shape: tuple[
 def test_anything_else_is_refused_with_the_forms_it_takes() -> None:
     with pytest.raises(ValueError, match="write 4096"):
         tile_choices.parse_shape("4096x4096")
+
+
+def test_the_v8_page_quotes_the_models_constant_and_stages_as_the_model_has_them() -> None:
+    from matmul_site import paths
+
+    page = (paths.DOCS_DIR / "chapters" / "v8.rst").read_text(encoding="utf-8")
+    assert f":math:`c = {tile_model.OPERAND_BYTE_COST}`" in page
+    stages = [str(t.num_stages) for t in tile_model.CANDIDATES]
+    assert f"{', '.join(stages[:-1])} and {stages[-1]}" in page
