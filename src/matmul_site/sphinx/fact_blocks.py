@@ -31,12 +31,7 @@ Block = Callable[..., list[nodes.Node]]
 
 def block(name: str) -> Callable[[Block], Block]:
     """Define the decorated function as the table or chart fact ``name``; its docstring says what it shows."""
-
-    def define(render: Block) -> Block:
-        facts.define(name, render.__doc__ or "", render, BLOCKS)
-        return render
-
-    return define
+    return lambda render: facts.define(name, render.__doc__ or "", render, BLOCKS) or render
 
 
 # ---------------------------------------------------------------------------- nodes
@@ -304,8 +299,6 @@ def chart(d: SphinxDirective, script: str, ready: bool, caption: str, missing: s
     ``code`` the chart is that code instead (a version's chart, by convention) and ``script`` names its images.
     Its caption (:func:`matmul_site.captions.chart_caption`) ends with the link to the method page."""
     if not code:
-        if not (paths.PLOTS_DIR / script).is_file():
-            raise d.error(f"{d.arguments[0]}: plots/{script} does not exist")
         d.env.note_dependency(str(paths.PLOTS_DIR / script))
     if not ready:
         return [pending(missing)]
