@@ -1,7 +1,7 @@
 """Sphinx configuration. The build runs `sphinx-build -c . docs build/html` from the repository root.
 
 Nothing here needs torch, Tilus, CUDA or the network: charts and numbers come from
-plots/results/*.json (matmul_site.facts, through matmul_site.sphinx.results_role), kernels from examples/.
+plots/results/*.json (matmul_site.facts, through matmul_site.sphinx.fact_blocks), kernels from examples/.
 """
 
 import os
@@ -29,7 +29,7 @@ extensions = [
     "sphinx_gallery.gen_gallery",
     "matplotlib.sphinxext.plot_directive",
     "matmul_site.sphinx.results_file",  # a results file that cannot be used stops the build with one line
-    "matmul_site.sphinx.results_role",  # :fact:`v3.tflops` and .. fact:: v3.chart (matmul_site.facts, docs/writing.rst)
+    "matmul_site.sphinx.fact_blocks",  # :fact:`v3.tflops` and .. fact:: v3.chart (matmul_site.facts, docs/writing.rst)
     "matmul_site.sphinx.chapters_toc",  # .. chapters-toc:: (the index's chapters, one per kernel file)
     "matmul_site.sphinx.kernel_source",  # .. kernel-source:: v3 (literalinclude of examples/hopper_matmul/matmul_v3.py)
     "matmul_site.sphinx.kernel_diff",  # .. kernel-diff:: v3 (the whole diff against matmul_v2.py, collapsible)

@@ -102,7 +102,7 @@ class _Directive:
 
 
 def _block(name: str) -> list[nodes.Node]:
-    found, args = fact_blocks.find(name)
+    found, args = facts.find(name, fact_blocks.BLOCKS)
     return found.render(_Directive(name), results.load_default(), **args)
 
 

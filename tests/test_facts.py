@@ -179,11 +179,11 @@ def test_no_file_or_no_ladder_prints_not_measured_yet() -> None:
 
 
 def test_unknown_names_are_errors_even_without_a_file() -> None:
-    for name in ("v3.tflop", "v3", "nonsense.tflops", "gpu.nonsense", "v7.attempt", "V3.tflops"):
+    for name in ("v3.tflop", "v3", "nonsense.tflops", "gpu.nonsense", "v7.sweep_", "V3.tflops"):
         with pytest.raises(facts.UnknownFact):
             facts.render(name, None)
     with pytest.raises(facts.UnknownFact):
-        fact_blocks.find("v3.nonsense")
+        facts.find("v3.nonsense", fact_blocks.BLOCKS)
 
 
 def test_the_results_file_is_read_again_only_when_it_changes(
@@ -216,7 +216,7 @@ def _definition(name: str) -> facts.Fact:
     try:
         return facts.find(name)[0]
     except facts.UnknownFact:
-        return fact_blocks.find(name)[0]
+        return facts.find(name, fact_blocks.BLOCKS)[0]
 
 
 def test_every_fact_a_page_names_is_defined() -> None:

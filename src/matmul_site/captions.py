@@ -3,7 +3,7 @@
 
 How the runs were timed and merged is said once, on the method page (docs/method.rst, whose provenance table
 prints the file's ``method``); a caption names its runs and links there. The link itself is the Sphinx side's
-(:mod:`matmul_site.sphinx.results_nodes`): a caption here is plain text, and with the link's words
+(:mod:`matmul_site.sphinx.fact_blocks`): a caption here is plain text, and with the link's words
 (:data:`METHOD_LINK`) it stays under :data:`MAX_WORDS`.
 """
 

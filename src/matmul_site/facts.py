@@ -1,26 +1,19 @@
-"""The facts a page may state, by name: ``:fact:`v7.ratio``` in a page prints V7's ratio to cuBLAS.
+"""The facts a page may state, by name: ``:fact:`v7.ratio``` prints V7's ratio to cuBLAS.
 
-Each fact is defined once below: its name, what it shows (the writers' page, docs/writing.rst, prints
-this), and how it is printed. A name is ``subject.what``; a family of facts has a placeholder in it:
+A name is ``subject.what``; each is defined once in VOCABULARY below, with the words that the writers' page
+(docs/writing.rst) prints. The subject is one of:
 
-- ``{version}``: a version (``v0``, ``v1``, ...) or ``cublas``, as measured in the ladder;
-- ``{impl}``: a row of the sweep (a version, ``cublas``, ``torch-compile-max-autotune``);
-- ``{shape}``: a problem size, ``4096`` for 4096³ or ``16384x8192x1024``;
-- ``{row}``: a row of a steps run, by its name in the results file (``v6-rows-sw16``, ``try-v2-s4``),
-  with ``@{shape}`` where runs at several shapes hold that name (``v7-streamk@4096``);
-- ``{edit}``: a chapter's try-it edit, ``{version}-{name}`` (``v5-release-before-wait``);
-- ``{build}``: a build in the sm_90a build record (plots/results/builds/sm_90a.json): a version, or one
-  of its extra builds (``v5-no-final-wait``, ``v7-streamk``); ``{instr}`` a SASS family of that record
-  (``hgmma``, ``stsm``, ``warpgroup_depbar``), ``{n}`` a number.
+- ``{row}``: a measured row. ``v3``, ``cublas`` or ``latest`` (the newest version the ladder measured) is that
+  row of the ladder; any other name is a row of a steps run as the results file names it (``v6-rows-sw16``,
+  ``try-v2-s4``), with ``@`` and the shape where runs at several shapes hold it (``v7@8192``,
+  ``v7@16384x8192x1024``). Both kinds answer the same questions (``.ratio``, ``.step``, ...);
+  ``{impl}`` is the same name where the fact needs only the name (``.label``, ``.sweep``);
+- ``{build}``: a build of the sm_90a build record (a version, or an extra build such as ``v7-streamk``);
+- ``{version}``: a version's configuration (its kernel file's ``TUNED``), for sizes computed from it;
+- ``{edit}``: a chapter's try-it edit, ``{version}-{name}``; else ``gpu``, ``method``, ``ladder``, ...: the file.
 
-Build facts come from the build record, not the results file; they print with any results file.
-
-``latest`` stands for the newest version the ladder has measured: ``:fact:`latest.tflops``` is V7's TFLOPS
-while V8 has no results, and V8's once it has. Pages that speak of "where the ladder ends" use it, so a
-new chapter needs no edit to them.
-
-A value the file does not hold prints "not measured yet". Tables and charts are facts too, placed by
-the ``fact`` directive (:mod:`matmul_site.sphinx.fact_blocks`). Torch-free and docutils-free.
+A value the file does not hold prints "not measured yet". Tables and charts are placed by the ``fact``
+directive (:mod:`matmul_site.sphinx.fact_blocks`). Torch-free and docutils-free.
 """
 
 from __future__ import annotations
@@ -34,20 +27,19 @@ from matmul_site import budget, numfmt, results, versions
 from matmul_site.numfmt import NOT_MEASURED, unit_text
 
 Data = dict[str, Any] | None
+SHAPE = r"\d+(?:x\d+x\d+)?"  # 4096 for 4096³, or 16384x8192x1024
 PLACEHOLDERS = {
-    "version": r"v\d+|cublas",
-    "impl": r"[a-z][\w-]*",
-    "shape": r"\d+(?:x\d+x\d+)?",
-    "row": r"(?!(?:v\d+|cublas)\.)[a-z][\w-]*(?:@\d+(?:x\d+x\d+)?)?",
-    "edit": r"v\d+-[\w-]+",
+    "row": rf"latest|cublas|(?:try-)?v\d+[\w-]*(?:@{SHAPE})?",
+    "impl": r"latest|cublas|v\d+[\w-]*",
     "build": r"v\d+(?:-[a-z0-9][\w-]*)?",
+    "version": r"v\d+",
+    "edit": r"v\d+-[\w-]+",
+    "shape": SHAPE,
     "instr": r"[a-z]+(?:_[a-z]+)?",
     "n": r"\d+",
 }
-
-
-# A role or directive, not an example of one in ``literal text``.
-USES = re.compile(r"(?<!``):fact:`([^`]+)`|^[ \t]*\.\. fact:: (\S+)", re.M)
+USES = re.compile(r"(?<!``):fact:`([^`]+)`|^[ \t]*\.\. fact:: (\S+)", re.M)  # not an example in ``literal``
+NUMBER_WORDS = "zero one two three four five six seven eight nine ten eleven twelve".split()
 
 
 class Missing(LookupError):
@@ -55,52 +47,29 @@ class Missing(LookupError):
 
 
 class UnknownFact(KeyError):
-    """A name that no fact below defines."""
+    """A name that no fact defines."""
 
 
 @dataclass(frozen=True)
 class Fact:
-    """One fact, or one family of facts: its name (with placeholders), what it prints, and how."""
+    """One fact, or a family of facts: its name (with placeholders), what it shows, and how it renders."""
 
     name: str
     doc: str
-    render: Callable[..., str]
+    render: Callable[..., Any]
     pattern: re.Pattern[str]
 
 
-def pattern_of(name: str) -> re.Pattern[str]:
-    """A fact name with placeholders as a regular expression: "{version}.ms" matches "v3.ms"."""
+def define(name: str, doc: str, render: Callable[..., Any], into: list[Fact]) -> None:
+    """Add the fact ``name`` ("{build}.registers") to ``into``: ``render(data, **placeholders)`` prints it."""
     parts = re.split(r"\{(\w+)\}", name)
     body = "".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>{PLACEHOLDERS[p]})" for i, p in enumerate(parts))
-    return re.compile(body)
+    into.append(Fact(name, " ".join(doc.split()), render, re.compile(body)))
 
 
-FACTS: list[Fact] = []
-
-
-def fact(name: str, doc: str, render: Callable[..., str]) -> None:
-    """Define the fact ``name``: ``render(data, **placeholders)`` prints it; ``doc`` is what the writers' page says."""
-    FACTS.append(Fact(name, doc, render, pattern_of(name)))
-
-
-LATEST = "latest"
-
-
-def latest_version(data: Data) -> str | None:
-    """The newest version with a row in the recorded ladder ("v7"), or None when none is measured."""
-    measured = [v for v in versions.names() if results.ladder_row(data, v) is not None]
-    return measured[-1] if measured else None
-
-
-def find(name: str) -> tuple[Fact, dict[str, str]]:
-    """The fact a name refers to, and the values of its placeholders; UnknownFact when there is none."""
-    if name.startswith(LATEST + "."):
-        found, args = find("v0" + name[len(LATEST) :])  # the family ``{version}.what`` it belongs to
-        key = next((k for k in ("version", "impl") if args.get(k) == "v0"), None)
-        if key is None:
-            raise UnknownFact(f"{name!r}: latest stands for a version, and no version fact is called that")
-        return found, {**args, key: LATEST}
-    for found in FACTS:
+def find(name: str, among: list[Fact] | None = None) -> tuple[Fact, dict[str, str]]:
+    """The fact a name refers to, with its placeholders' values; UnknownFact when there is none."""
+    for found in FACTS if among is None else among:
         match = found.pattern.fullmatch(name)
         if match:
             return found, match.groupdict()
@@ -110,13 +79,9 @@ def find(name: str) -> tuple[Fact, dict[str, str]]:
 def render(name: str, data: Data) -> str:
     """The text of ``:fact:`name```: the value as the site prints it, or "not measured yet"."""
     found, args = find(name)
-    for key in ("version", "impl"):
-        if args.get(key) == LATEST:
-            args[key] = latest_version(data) or ""
-            if not args[key]:
-                return NOT_MEASURED
     try:
-        return found.render(data, **args) if data is not None else NOT_MEASURED
+        subject = [SUBJECTS[k](need(data), v) for k, v in args.items() if k in SUBJECTS]
+        return found.render(need(data), *subject, **{k: v for k, v in args.items() if k not in SUBJECTS})
     except Missing:
         return NOT_MEASURED
 
@@ -124,9 +89,6 @@ def render(name: str, data: Data) -> str:
 def names_in(text: str) -> list[str]:
     """The name of every ``:fact:`` role and ``fact`` directive in a piece of reStructuredText."""
     return [role or directive for role, directive in USES.findall(text)]
-
-
-# ---------------------------------------------------------------------------- where values come from
 
 
 def need(value: Any) -> Any:
@@ -141,30 +103,62 @@ def shape_of(token: str) -> tuple[int, int, int]:
     return sizes * 3 if len(sizes) == 1 else sizes  # type: ignore[return-value]
 
 
-def ladder_row(data: Data, version: str) -> dict[str, Any]:
-    return need(results.ladder_row(data, version))
+def impl_of(data: Data, impl: str) -> str:
+    """A name with ``latest`` read as the newest version with a row in the recorded ladder ("v7")."""
+    measured = [v for v in versions.names() if results.ladder_row(data, v) is not None]
+    return need(measured[-1] if measured else None) if impl == "latest" else impl
 
 
-def steps_row(data: Data, row: str) -> dict[str, Any]:
-    name, _, shape = row.partition("@")
+def row_of(data: Data, row: str) -> dict[str, Any]:
+    """A ladder row (a version, cuBLAS, latest) or a row of a steps run (``name`` or ``name@shape``)."""
+    name, _, shape = impl_of(data, row).partition("@")
+    if not shape and re.fullmatch(r"v\d+|cublas", name):
+        return need(results.ladder_row(data, name))
     return need(results.steps_row(data, name, shape_of(shape) if shape else None))[1]
 
 
-def counter(row: dict[str, Any], name: str, kind: str) -> str:
-    value = (row.get("counters") or {}).get(name)
-    if value is not None:
-        value = value / 1e6 if kind == "mb" else int(value) if kind == "count" else value
-    return unit_text(kind, value)
+def build_entry(data: Data, build: str) -> dict[str, Any]:
+    """One build of the sm_90a build record: a version's, or an extra build's."""
+    record = budget.load_builds_cached()
+    return need(record["versions"].get(build) or record.get("extras", {}).get(build))
+
+
+def sizes(data: Data, version: str) -> dict[str, int]:
+    """A version's configuration (its kernel file's TUNED) and sizes computed from it: a stage of the ring (a
+    block_m x block_k tile of A and a block_n x block_k one of B), the output tile, and the stmatrix.x4 (512 bytes)
+    that write every output tile of the ladder's problem once."""
+    c, p = versions.get(version).tuned if version in versions.names() else need(None), need(data)["problem"]
+    c_tile, tiles = c["block_m"] * c["block_n"] * 2, -(-p["m"] // c["block_m"]) * -(-p["n"] // c["block_n"])
+    stage = (c["block_m"] + c["block_n"]) * c["block_k"] * 2
+    return {**c, "stage": stage, "c_tile": c_tile, "stmatrix_x4": tiles * c_tile // 512}
 
 
 def tryit_entry(data: Data, edit: str) -> dict[str, Any]:
     version, _, name = edit.partition("-")
-    found = [e for e in results.tryit_entries(data, version) if e["name"] == name]
-    return need(found[0] if found else None)
+    return need(next((e for e in results.tryit_entries(data, version) if e["name"] == name), None))
 
 
-def peak_at_clock(data: Data, row: dict[str, Any]) -> float:
-    return need(results.row_peak_tflops(data, row))  # none for a clock the method flags as suspect
+SUBJECTS: dict[str, Callable[[Data, str], Any]] = {
+    "row": row_of, "impl": impl_of, "build": build_entry, "version": sizes, "edit": tryit_entry,
+}  # fmt: skip
+
+
+def number_word(n: int) -> str:
+    """A small count as a word ("three"), a larger one in digits."""
+    return NUMBER_WORDS[n] if 0 <= n < len(NUMBER_WORDS) else str(n)
+
+
+def runs_each(figures: list[dict[str, Any]]) -> str:
+    """How many independent runs each of some figures rests on, as a word: "three", or "two to three"."""
+    words = need([number_word(n) for n in sorted({len(f.get("runs") or [f]) for f in figures})] or None)
+    return words[0] if len(words) == 1 else f"{words[0]} to {words[-1]}"
+
+
+def counter_text(name: str, value: float | None) -> str:
+    """An Nsight Compute counter of a row with its unit; a percentage when the name is not one of COUNTERS."""
+    kind = next((kind for key, _, kind in COUNTERS.values() if key == name), "pct")
+    return unit_text(kind, None if value is None else value / 1e6 if kind == "mb" else int(value) if kind == "count"
+                     else value)  # fmt: skip
 
 
 def clock_text(row: dict[str, Any]) -> str:
@@ -173,21 +167,6 @@ def clock_text(row: dict[str, Any]) -> str:
     if row.get("suspect"):
         return f"{text} (suspect: it would put the row at {100 * row['efficiency']:.0f}% of the peak at that clock)"
     return text
-
-
-def ladder_verdicts(data: Data, rule: str) -> str:
-    need(results.ladder(data))
-    chosen = [versions.label(i) for i, step in results.ladder_steps(data) if results.verdict(step) == rule]
-    return ", ".join(chosen) or "none"
-
-
-def sweep_counts(data: Data, impl: str) -> str:
-    found = [results.verdict(r["rows"][impl]["ratio_to_cublas"]) for r in results.sweep_runs(data) if impl in r["rows"]]
-    counts = {rule: need(found or None).count(rule) for rule in (results.COSTS, results.PARITY, results.PAYS)}
-    return (
-        f"behind cuBLAS at {counts[results.COSTS]} of {len(found)} shapes, at parity at "
-        f"{counts[results.PARITY]}, ahead at {counts[results.PAYS]}"
-    )
 
 
 def reversed_step(row: dict[str, Any]) -> str:
@@ -199,13 +178,6 @@ def reversed_step(row: dict[str, Any]) -> str:
     return numfmt.step_text(inverse)
 
 
-def sweep_versions(data: Data) -> str:
-    timed = {impl for run in results.sweep_runs(data) for impl in run["rows"]}
-    labels = [versions.label(name) for name in versions.names() if name in timed]
-    need(labels or None)
-    return labels[0] if len(labels) == 1 else f"{', '.join(labels[:-1])} and {labels[-1]}"
-
-
 def attempt(row: dict[str, Any]) -> str:
     step = need(row.get("step"))
     words, _, ratio = numfmt.step_text(step).partition(": ")
@@ -215,10 +187,8 @@ def attempt(row: dict[str, Any]) -> str:
 def outcome_text(entry: dict[str, Any]) -> str:
     """What an edit did: "exact in all 5 checks (...)", "wrong in 2 of 5 checks (...): ...", "hangs: ..."."""
     checks, outcome = entry["checks"], entry["outcome"]
-    per_shape: dict[str, int] = {}
-    for check in checks:
-        per_shape[numfmt.shape_text(check["shape"])] = per_shape.get(numfmt.shape_text(check["shape"]), 0) + 1
-    where = ", ".join(f"{n} at {shape}" for shape, n in per_shape.items())
+    shapes = [numfmt.shape_text(check["shape"]) for check in checks]
+    where = ", ".join(f"{shapes.count(shape)} at {shape}" for shape in dict.fromkeys(shapes))
     if outcome == "exact":
         return f"exact in all {len(checks)} checks ({where})"
     if outcome != "wrong":
@@ -234,18 +204,11 @@ def outcome_text(entry: dict[str, Any]) -> str:
     )
 
 
-def build_entry(build: str) -> dict[str, Any]:
-    """One build of the sm_90a build record: a version's, or an extra build's."""
-    record = budget.load_builds_cached()
-    return need(record["versions"].get(build) or record.get("extras", {}).get(build))
-
-
-def sass_count(build: str, instr: str) -> str:
-    counts = build_entry(build).get("sass") or {}
-    family = {name.lower().replace(".", "_"): name for name in counts}.get(instr)
+def sass_count(entry: dict[str, Any], instr: str) -> str:
+    family = {name.lower().replace(".", "_"): name for name in entry["sass"]}.get(instr)
     if family is None:
-        raise UnknownFact(f"{instr!r} is no SASS family of the build record (known: {', '.join(counts)})")
-    return f"{counts[family]:,}"
+        raise UnknownFact(f"{instr!r} is no SASS family of the build record (known: {', '.join(entry['sass'])})")
+    return f"{entry['sass'][family]:,}"
 
 
 def spills_text(entry: dict[str, Any]) -> str:
@@ -253,196 +216,146 @@ def spills_text(entry: dict[str, Any]) -> str:
     return "no spills" if stores == loads == 0 else f"{stores:,} bytes of spill stores and {loads:,} of spill loads"
 
 
-def config_of(version: str) -> dict[str, Any]:
-    """The configuration a version measured (its kernel file's TUNED): the sizes below are arithmetic on it."""
-    if version not in versions.names():
-        raise Missing
-    return versions.get(version).tuned
+def sweep_counts(data: dict[str, Any], impl: str) -> str:
+    found = [results.verdict(r["rows"][impl]["ratio_to_cublas"]) for r in results.sweep_runs(data) if impl in r["rows"]]
+    n = {rule: need(found or None).count(rule) for rule in (results.COSTS, results.PARITY, results.PAYS)}
+    return (f"behind cuBLAS at {n[results.COSTS]} of {len(found)} shapes, at parity at {n[results.PARITY]}, ahead at "
+            f"{n[results.PAYS]}")  # fmt: skip
 
 
-def stage_bytes(version: str) -> int:
-    """One stage of the ring: a block_m x block_k tile of A and a block_n x block_k tile of B, fp16."""
-    c = config_of(version)
-    return (c["block_m"] + c["block_n"]) * c["block_k"] * 2
+def sweep_versions(data: dict[str, Any]) -> str:
+    timed = {impl for run in results.sweep_runs(data) for impl in run["rows"]}
+    labels = need([versions.label(name) for name in versions.names() if name in timed] or None)
+    return labels[0] if len(labels) == 1 else f"{', '.join(labels[:-1])} and {labels[-1]}"
 
 
-def c_tile_bytes(version: str) -> int:
-    c = config_of(version)
-    return c["block_m"] * c["block_n"] * 2
+def ladder_verdicts(data: dict[str, Any], rule: str) -> str:
+    need(results.ladder(data))
+    return ", ".join(versions.label(i) for i, s in results.ladder_steps(data) if results.verdict(s) == rule) or "none"
 
 
-def blocks_per_sm(version: str) -> int:
-    """How many of a version's blocks fit on one SM, from its sm_90a build (as the budget box counts them)."""
-    e = build_entry(version)
-    build = budget.Build(e["threads"], e["registers"], e["shared_bytes"], e.get("persistent_blocks"))
-    return budget.blocks_per_sm(build)[0]
-
-
-def number_word(n: int) -> str:
-    """A small count as a word ("three"), a larger one in digits."""
-    return NUMBER_WORDS[n] if 0 <= n < len(NUMBER_WORDS) else str(n)
-
-
-def runs_each(figures: list[dict[str, Any]]) -> str:
-    """How many independent runs each of some figures rests on, as a word: "three", or "two to three"."""
-    counts = sorted({len(figure.get("runs") or [figure]) for figure in figures})
-    if not counts:
-        raise Missing
-    words = [number_word(n) for n in counts]
-    return words[0] if len(words) == 1 else f"{words[0]} to {words[-1]}"
-
-
-def stmatrix_x4(data: Data, version: str) -> int:
-    """stmatrix.x4 instructions (four 8 x 8 fp16 fragments, 512 bytes) to write every output tile of the ladder's
-    problem once: tiles x block_m x block_n x 2 bytes / 512."""
-    c, p = config_of(version), need(data)["problem"]
-    tiles = -(-p["m"] // c["block_m"]) * -(-p["n"] // c["block_n"])
-    return tiles * c["block_m"] * c["block_n"] * 2 // 512
-
-
-def build_fact(what: str, doc: str, value: Callable[[dict[str, Any]], str]) -> None:
-    fact(f"{{build}}.{what}", doc, lambda d, build: value(build_entry(build)))
-
-
-def ladder_fact(what: str, doc: str, value: Callable[[Data, dict[str, Any]], str]) -> None:
-    fact(f"{{version}}.{what}", doc, lambda d, version: value(d, ladder_row(d, version)))
-
-
-def steps_fact(what: str, doc: str, value: Callable[[dict[str, Any]], str]) -> None:
-    fact(f"{{row}}.{what}", doc, lambda d, row: value(steps_row(d, row)))
-
-
-def tryit_fact(what: str, doc: str, value: Callable[[dict[str, Any]], str]) -> None:
-    fact(f"{{edit}}.{what}", doc, lambda d, edit: value(tryit_entry(d, edit)))
+def method(data: dict[str, Any], key: str) -> float:
+    return need((data["method"].get("verdicts") or {}).get(key))
 
 
 # ---------------------------------------------------------------------------- the vocabulary
+# An Nsight Compute counter a row may hold: fact -> (its key in the row's "counters", label, unit kind).
+COUNTERS = {
+    "tensor_pipe": ("tensor_pipe_pct", "Tensor pipe utilisation (ncu)", "pct"),
+    "dram_throughput": ("dram_throughput_pct", "DRAM throughput, share of peak (ncu)", "pct"),
+    "dram_read": ("dram_read_bytes", "Bytes read from DRAM (ncu)", "mb"),
+    "l2_hit": ("l2_hit_pct", "L2 hit rate (ncu)", "pct"),
+    "smem_wavefronts": ("smem_store_wavefronts", "Shared-memory store wavefronts (ncu)", "count"),
+    "smem_conflicts": ("smem_store_bank_conflicts", "Of those, from bank conflicts (ncu)", "count"),
+}
+# (name, what it shows, value): value(data, subject, **the other placeholders), where the subject is what the
+# name's first placeholder stands for (SUBJECTS: a row, a build entry, a configuration, an edit, a name).
 # fmt: off
-fact("gpu.sm_count", "How many SMs the benchmark GPU has.", lambda d: str(d["gpu"]["sm_count"]))
-fact("gpu.peak", "The datasheet's dense FP16 tensor-core peak.",
-     lambda d: f"{need(d['gpu'].get('published_dense_fp16_tflops')):.1f} TFLOPS")
-fact("gpu.power_limit", "The board's power limit.", lambda d: unit_text("watts", d["gpu"].get("power_limit_w")))
-fact("method.verdict_count", "How many verdicts the results file states (the Bonferroni family).",
-     lambda d: f"{need((d['method'].get('verdicts') or {}).get('count')):,}")
-fact("method.confidence_each", "The confidence level of each interval: 1 - 0.05 / the number of verdicts.",
-     lambda d: f"{100 * need((d['method'].get('verdicts') or {}).get('confidence_each')):.2f}%")
-fact("method.family_confidence", "The confidence with which all of the file's verdicts hold together.",
-     lambda d: f"{100 * need((d['method'].get('verdicts') or {}).get('family_confidence')):.0f}%")
-fact("method.band_floor", "The smallest parity band the method allows, whatever the runs' spread.",
-     lambda d: f"{100 * need((d['method'].get('verdicts') or {}).get('band_floor')):.0f}%")
-fact("method.parity_band", "The parity band: a step pays or costs only outside 1 ± this.",
-     lambda d: f"±{100 * need((d['method'].get('verdicts') or {}).get('parity_band')):.1f}%")
-fact("ladder.runs", "The independent runs the ladder rests on: how many, and their ids.",
-     lambda d: f"{len(need(d.get('ladder'))['runs'])} runs ("
-     + ", ".join(r["run_id"] for r in d["ladder"]["runs"]) + ")")
-fact("ladder.run_count", 'How many independent runs the ladder merges, as a word ("three").',
-     lambda d: number_word(len(need(d.get("ladder")).get("runs") or [d["ladder"]])))
-fact("steps.runs_each", 'How many independent runs each steps table rests on, as a word ("three").',
-     lambda d: runs_each(d.get("steps") or []))
-fact("problem.shape", "The ladder's problem size, M×N×K.", lambda d: numfmt.shape_text(d["problem"]))
-fact("ladder.rounds", "How many interleaved rounds the ladder's run timed.",
-     lambda d: str(need(results.ladder(d))["rounds"]))
-fact("ladder.processes", "In how many fresh processes those rounds ran.",
-     lambda d: str(need(results.ladder(d))["processes"]))
-for _rule in (results.PAYS, results.PARITY, results.COSTS):
-    fact(f"ladder.{_rule}", f'The versions whose step {numfmt.STEP_WORDS[_rule]}: "V1, V2" or "none".',
-         lambda d, rule=_rule: ladder_verdicts(d, rule))
-
-NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
-                "twelve")
-fact("versions.count", 'How many versions the site builds, one per kernel file, as a word ("eight").',
-     lambda d: number_word(len(versions.names())))
-fact("versions.span", 'The first and the last version, "V0 to V7".',
-     lambda d: f"{versions.label(versions.names()[0])} to {versions.label(versions.names()[-1])}")
-
-# A version, or cuBLAS, in the ladder.
-fact("{version}.label", 'How tables and prose name the version: "V7".', lambda d, version: versions.label(version))
-ladder_fact("tflops", "Its throughput: TFLOPS from the median latency.", lambda d, r: unit_text("tflops", r["tflops"]))
-ladder_fact("ms", "Its median latency.", lambda d, r: unit_text("ms", r["latency_ms"]))
-ladder_fact("ratio", "Its speed over the cuBLAS of the same rounds, with the merged interval.",
-            lambda d, r: numfmt.ratio_text(r["ratio_to_cublas"]))
-ladder_fact("vs_cublas", 'That ratio by the rule: "is ahead of", "behind" or "at parity with cuBLAS", then the ratio.',
-            lambda d, r: numfmt.vs_cublas_text(r["ratio_to_cublas"]))
-ladder_fact("step", 'Its step over the previous version: "pays", "costs" or "is at parity", then the ratio.',
-            lambda d, r: numfmt.step_text(need(r.get("step"))))
-ladder_fact("sm_clock", "The median SM clock inside its timed kernels (marked suspect where implausible).",
-            lambda d, r: clock_text(r))
-ladder_fact("power", "The median board power in its timed windows.", lambda d, r: unit_text("watts", r.get("power_w")))
-ladder_fact("peak_at_clock", "The tensor cores' peak at that clock: SMs × 4096 FLOP per clock × the clock.",
-            lambda d, r: unit_text("tflops", peak_at_clock(d, r)))
-ladder_fact("peak_fraction", "Its throughput as a share of the peak at its clock.",
-            lambda d, r: unit_text("pct", 100 * r["tflops"] / peak_at_clock(d, r)))
-ladder_fact("datasheet_fraction", "Its throughput as a share of the datasheet's peak.",
-            lambda d, r: unit_text("pct", 100 * r["tflops"] / need(d["gpu"].get("published_dense_fp16_tflops"))))
-ladder_fact("config", 'The tuned configuration it ran, as "block_m=..., block_n=..., ...".',
-            lambda d, r: numfmt.config_text(r["config"]))
-ladder_fact("tensor_pipe", "Nsight Compute: the share of active cycles with the tensor pipe active.",
-            lambda d, r: counter(r, "tensor_pipe_pct", "pct"))
-ladder_fact("dram_throughput", "Nsight Compute: DRAM throughput as a share of its peak.",
-            lambda d, r: counter(r, "dram_throughput_pct", "pct"))
-ladder_fact("smem_wavefronts", "Nsight Compute: shared-memory store wavefronts per launch.",
-            lambda d, r: counter(r, "smem_store_wavefronts", "count"))
-ladder_fact("smem_conflicts", "Nsight Compute: of those, the ones bank conflicts caused.",
-            lambda d, r: counter(r, "smem_store_bank_conflicts", "count"))
-fact("{version}.stmatrix_x4_{n}", "The stmatrix.x4 (512 bytes of fp16 each) that write its output tiles at the "
-     "ladder's problem size, times n: n = 1 counts them; 4 and 32 are their wavefronts without bank conflicts and "
-     "with eight-way ones.", lambda d, version, n: f"{stmatrix_x4(d, version) * int(n):,}")
-
-# The sweep.
-fact("sweep.runs_each", 'How many independent runs each shape of the sweep rests on, as a word ("three").',
-     lambda d: runs_each(results.sweep_runs(d)))
-fact("sweep.versions", 'The versions the sweep times, "V5, V6 and V7".', lambda d: sweep_versions(d))
-fact("{impl}.sweep", "At how many of the sweep's shapes it is behind, at parity with, ahead of cuBLAS.", sweep_counts)
-fact("{impl}.sweep_{shape}", "Its ratio to cuBLAS in the sweep's run at that shape, by the rule.",
-     lambda d, impl, shape: numfmt.vs_cublas_text(need(results.sweep_row(d, impl, shape_of(shape)))["ratio_to_cublas"]))
-
-# A row of a steps run.
-steps_fact("step", "Its step over its run's baseline, by the rule.", lambda r: numfmt.step_text(need(r.get("step"))))
-steps_fact("reversed", "Its step read the other way, its baseline over it (a reader's edit back to the "
-           "baseline): the ratio inverted, pays and costs swapped.", reversed_step)
-steps_fact("attempt", 'The step as a tried change: "pays over v6-rows: " and the ratio, then "kept" or "not kept".',
-           attempt)
-steps_fact("ratio", "Its speed over its run's cuBLAS, with the interval.",
-           lambda r: numfmt.ratio_text(r["ratio_to_cublas"]))
-steps_fact("sm_clock", "The median SM clock inside its timed kernels (marked suspect where implausible).", clock_text)
-steps_fact("dram_read", "Nsight Compute: bytes read from DRAM.", lambda r: counter(r, "dram_read_bytes", "mb"))
-steps_fact("l2_hit", "Nsight Compute: the L2 hit rate.", lambda r: counter(r, "l2_hit_pct", "pct"))
-
-# A build (sm_90a, at the ladder's shape and configuration; the build record).
-build_fact("registers", "Registers per thread, from ptxas.", lambda e: str(e["registers"]))
-build_fact("spills", 'Bytes of spill stores and loads, from ptxas: "no spills" or both counts.', spills_text)
-build_fact("stack_frame", "The stack frame per thread, from ptxas.", lambda e: f"{e['stack_bytes']:,} bytes")
-build_fact("shared_memory", "Shared memory per block (the launch's dynamic shared memory).",
-           lambda e: numfmt.kb_text(e["shared_bytes"]))
-build_fact("advisories", 'The codes of the numbered messages ptxas printed ("C7517, C7518"), or "none".',
-           lambda e: ", ".join(e["advisories"]) or "none")
-build_fact("hgmma_shapes", 'The shapes of its HGMMA instructions, "64×256×16" (SASS), or "none".',
-           lambda e: ", ".join(s.split(".")[0].replace("x", "\u00d7") for s in e["hgmma"]) or "none")
-fact("{build}.sass_{instr}", "How many instructions of that SASS family its code holds (counted in the code, "
-     "not executed): hmma, hgmma, warpgroup_arrive, warpgroup_depbar, ldsm, stsm, lds, sts, ldg, stg, ldl, stl, "
-     "utmaldg, utmastg, syncs, bar, usetmaxreg.", lambda d, build, instr: sass_count(build, instr))
-fact("{build}.depbar_{n}", "How many of its WARPGROUP.DEPBAR waits leave at most n HGMMA groups pending "
-     "(wait_group(n)).", lambda d, build, n: str(build_entry(build)["depbar"].get(n, 0)))
-
-# Sizes computed from a version's configuration (its TUNED).
-fact("{version}.blocks_per_sm", 'How many of its blocks fit on one SM, as a word ("three"): the budget box\'s count.',
-     lambda d, version: number_word(blocks_per_sm(version)))
-fact("{version}.stage", "One stage of its ring: (block_m + block_n) × block_k fp16 values.",
-     lambda d, version: numfmt.kb_text(stage_bytes(version)))
-fact("{version}.ring", "Its whole ring: num_stages stages.",
-     lambda d, version: numfmt.kb_text(config_of(version)["num_stages"] * stage_bytes(version)))
-fact("{version}.c_tile", "Its output tile in fp16, block_m × block_n × 2 bytes (a staging buffer for C).",
-     lambda d, version: numfmt.kb_text(c_tile_bytes(version)))
-fact("{version}.ring_plus_one_and_c", "One stage more than its ring, plus the fp16 output tile.",
-     lambda d, version: numfmt.kb_text((config_of(version)["num_stages"] + 1) * stage_bytes(version)
-                                       + c_tile_bytes(version)))
-
-# A try-it edit.
-tryit_fact("outcome", 'What the edit did on the GPU, checked against float64: "exact in all ... checks", '
-                      '"wrong in ...", "hangs: ...".', outcome_text)
-tryit_fact("result", "That outcome in a word or two: exact, wrong, hangs, does not build, crashes.",
-           lambda e: e["outcome"])
-tryit_fact("checks", "How many checks ran.", lambda e: str(len(e["checks"])))
-tryit_fact("wrong_checks", "In how many of them some element was outside tolerance.",
-           lambda e: str(sum(1 for c in e["checks"] if c["bad"])))
+VOCABULARY: list[tuple[str, str, Callable[..., str]]] = [
+    ("{row}.tflops", "Its throughput: TFLOPS from the median latency.", lambda d, r: unit_text("tflops", r["tflops"])),
+    ("{row}.ms", "Its median latency.", lambda d, r: unit_text("ms", r["latency_ms"])),
+    ("{row}.ratio", "Its speed over the cuBLAS of the same rounds, with the merged interval.",
+     lambda d, r: numfmt.ratio_text(r["ratio_to_cublas"])),
+    ("{row}.vs_cublas", 'That ratio by the rule: "is ahead of", "behind" or "at parity with cuBLAS", then the ratio.',
+     lambda d, r: numfmt.vs_cublas_text(r["ratio_to_cublas"])),
+    ("{row}.step", 'Its step over the previous version (a ladder row) or over its run\'s baseline (a steps row): '
+     '"pays", "costs" or "is at parity", then the ratio.', lambda d, r: numfmt.step_text(need(r.get("step")))),
+    ("{row}.reversed", "Its step read the other way, its baseline over it: the ratio inverted, pays and costs "
+     "swapped.", lambda d, r: reversed_step(r)),
+    ("{row}.attempt", 'The step as a tried change: "pays over v6-rows: " and the ratio, then "kept" or "not kept".',
+     lambda d, r: attempt(r)),
+    ("{row}.sm_clock", "The median SM clock inside its timed kernels (marked suspect where implausible).",
+     lambda d, r: clock_text(r)),
+    ("{row}.power", "The median board power in its timed windows.", lambda d, r: unit_text("watts", r.get("power_w"))),
+    ("{row}.peak_at_clock", "The tensor cores' peak at that clock: SMs × 4096 FLOP per clock × the clock.",
+     lambda d, r: unit_text("tflops", need(results.row_peak_tflops(d, r)))),
+    ("{row}.peak_fraction", "Its throughput as a share of the peak at its clock.",
+     lambda d, r: unit_text("pct", 100 * r["tflops"] / need(results.row_peak_tflops(d, r)))),
+    ("{row}.datasheet_fraction", "Its throughput as a share of the datasheet's peak.",
+     lambda d, r: unit_text("pct", 100 * r["tflops"] / need(d["gpu"].get("published_dense_fp16_tflops")))),
+    ("{row}.config", 'The tuned configuration it ran, as "block_m=..., block_n=..., ...".',
+     lambda d, r: numfmt.config_text(r["config"])),
+    *((f"{{row}}.{what}", f"Nsight Compute: {label.removesuffix(' (ncu)')}.",
+       lambda d, r, key=key: counter_text(key, (r.get("counters") or {}).get(key)))
+      for what, (key, label, _) in COUNTERS.items()),
+    ("{impl}.label", 'How tables and prose name it: "V7".', lambda d, impl: versions.label(impl)),
+    ("{impl}.sweep", "At how many of the sweep's shapes it is behind, at parity with, ahead of cuBLAS.", sweep_counts),
+    ("{impl}.sweep_{shape}", "Its ratio to cuBLAS in the sweep's run at that shape, by the rule.", lambda d, impl,
+     shape: numfmt.vs_cublas_text(need(results.sweep_row(d, impl, shape_of(shape)))["ratio_to_cublas"])),
+    # A build (sm_90a, at the ladder's shape and configuration; the build record).
+    ("{build}.registers", "Registers per thread, from ptxas.", lambda d, e: str(e["registers"])),
+    ("{build}.spills", 'Bytes of spill stores and loads, from ptxas: "no spills" or both counts.',
+     lambda d, e: spills_text(e)),
+    ("{build}.stack_frame", "The stack frame per thread, from ptxas.", lambda d, e: f"{e['stack_bytes']:,} bytes"),
+    ("{build}.shared_memory", "Shared memory per block (the launch's dynamic shared memory).",
+     lambda d, e: numfmt.kb_text(e["shared_bytes"])),
+    ("{build}.advisories", 'The codes of the numbered messages ptxas printed ("C7517, C7518"), or "none".',
+     lambda d, e: ", ".join(e["advisories"]) or "none"),
+    ("{build}.hgmma_shapes", 'The shapes of its HGMMA instructions, "64×256×16" (SASS), or "none".',
+     lambda d, e: ", ".join(s.split(".")[0].replace("x", "\u00d7") for s in e["hgmma"]) or "none"),
+    ("{build}.blocks_per_sm", 'How many of its blocks fit on one SM, as a word ("three"): the budget box\'s count.',
+     lambda d, e: number_word(budget.blocks_per_sm(budget.Build(e["threads"], e["registers"], e["shared_bytes"],
+                                                                e.get("persistent_blocks")))[0])),
+    ("{build}.sass_{instr}", "How many instructions of that SASS family its code holds (counted in the code, not "
+     "executed): hmma, hgmma, warpgroup_arrive, warpgroup_depbar, ldsm, stsm, lds, sts, ldg, stg, ldl, stl, "
+     "utmaldg, utmastg, syncs, bar, usetmaxreg.", lambda d, e, instr: sass_count(e, instr)),
+    ("{build}.depbar_{n}", "How many of its WARPGROUP.DEPBAR waits leave at most n HGMMA groups pending "
+     "(wait_group(n)).", lambda d, e, n: str(e["depbar"].get(n, 0))),
+    # Sizes computed from a version's configuration (its TUNED).
+    ("{version}.stage", "One stage of its ring: (block_m + block_n) × block_k fp16 values.",
+     lambda d, c: numfmt.kb_text(c["stage"])),
+    ("{version}.ring", "Its whole ring: num_stages stages.", lambda d, c: numfmt.kb_text(c["num_stages"] * c["stage"])),
+    ("{version}.c_tile", "Its output tile in fp16, block_m × block_n × 2 bytes (a staging buffer for C).",
+     lambda d, c: numfmt.kb_text(c["c_tile"])),
+    ("{version}.ring_plus_one_and_c", "One stage more than its ring, plus the fp16 output tile.",
+     lambda d, c: numfmt.kb_text((c["num_stages"] + 1) * c["stage"] + c["c_tile"])),
+    ("{version}.stmatrix_x4_{n}", "The stmatrix.x4 (four 8 × 8 fp16 fragments, 512 bytes) that write its output "
+     "tiles at the ladder's problem size, times n: n = 1 counts them; 4 and 32 are their wavefronts without bank "
+     "conflicts and with eight-way ones.", lambda d, c, n: f"{c['stmatrix_x4'] * int(n):,}"),
+    # A try-it edit.
+    ("{edit}.outcome", 'What the edit did on the GPU, checked against float64: "exact in all ... checks", '
+     '"wrong in ...", "hangs: ...".', lambda d, e: outcome_text(e)),
+    ("{edit}.result", "That outcome in a word or two: exact, wrong, hangs, does not build, crashes.",
+     lambda d, e: e["outcome"]),
+    ("{edit}.wrong_checks", 'In how many of its checks some element was outside tolerance: "2 of 5".',
+     lambda d, e: f"{sum(1 for c in e['checks'] if c['bad'])} of {len(e['checks'])}"),
+    # The results file as a whole.
+    ("gpu.sm_count", "How many SMs the benchmark GPU has.", lambda d: str(d["gpu"]["sm_count"])),
+    ("gpu.peak", "The datasheet's dense FP16 tensor-core peak.",
+     lambda d: f"{need(d['gpu'].get('published_dense_fp16_tflops')):.1f} TFLOPS"),
+    ("gpu.power_limit", "The board's power limit.", lambda d: unit_text("watts", d["gpu"].get("power_limit_w"))),
+    ("problem.shape", "The ladder's problem size, M×N×K.", lambda d: numfmt.shape_text(d["problem"])),
+    ("method.verdict_count", "How many verdicts the results file states (the Bonferroni family).",
+     lambda d: f"{method(d, 'count'):,}"),
+    ("method.confidence_each", "The confidence level of each interval: 1 - 0.05 / the number of verdicts.",
+     lambda d: f"{100 * method(d, 'confidence_each'):.2f}%"),
+    ("method.family_confidence", "The confidence with which all of the file's verdicts hold together.",
+     lambda d: f"{100 * method(d, 'family_confidence'):.0f}%"),
+    ("method.band_floor", "The smallest parity band the method allows, whatever the runs' spread.",
+     lambda d: f"{100 * method(d, 'band_floor'):.0f}%"),
+    ("method.parity_band", "The parity band: a step pays or costs only outside 1 ± this.",
+     lambda d: f"±{100 * method(d, 'parity_band'):.1f}%"),
+    ("ladder.runs", "The independent runs the ladder rests on: how many, and their ids.", lambda d: (
+        f"{len(need(d.get('ladder'))['runs'])} runs ({', '.join(r['run_id'] for r in d['ladder']['runs'])})")),
+    ("ladder.run_count", 'How many independent runs the ladder merges, as a word ("three").',
+     lambda d: number_word(len(need(d.get("ladder")).get("runs") or [d["ladder"]]))),
+    ("ladder.rounds", "How many interleaved rounds the ladder's run timed.",
+     lambda d: str(need(results.ladder(d))["rounds"])),
+    ("ladder.processes", "In how many fresh processes those rounds ran.",
+     lambda d: str(need(results.ladder(d))["processes"])),
+    *((f"ladder.{rule}", f'The versions whose step {numfmt.STEP_WORDS[rule]}: "V1, V2" or "none".',
+       lambda d, rule=rule: ladder_verdicts(d, rule)) for rule in (results.PAYS, results.PARITY, results.COSTS)),
+    ("steps.runs_each", 'How many independent runs each steps table rests on, as a word ("three").',
+     lambda d: runs_each(d.get("steps") or [])),
+    ("sweep.runs_each", 'How many independent runs each shape of the sweep rests on, as a word ("three").',
+     lambda d: runs_each(results.sweep_runs(d))),
+    ("sweep.versions", 'The versions the sweep times, "V5, V6 and V7".', sweep_versions),
+    ("versions.count", 'How many versions the site builds, one per kernel file, as a word ("eight").',
+     lambda d: number_word(len(versions.names()))),
+    ("versions.span", 'The first and the last version, "V0 to V7".',
+     lambda d: f"{versions.label(versions.names()[0])} to {versions.label(versions.names()[-1])}"),
+]
 # fmt: on
+FACTS: list[Fact] = []
+for _name, _doc, _value in VOCABULARY:
+    define(_name, _doc, _value, FACTS)
