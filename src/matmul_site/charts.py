@@ -395,6 +395,9 @@ def sweep_chart(data: Any = _USE_FILE) -> Figure:
         ax.spines["left"].set_visible(False)
         ax.grid(axis="y", visible=False)
         ax.xaxis.set_major_locator(_ticks())
+    # A ratio tick at the very edge of the panel would hang half its label outside the figure: keep them inside.
+    lo, hi = top.get_xlim()
+    top.set_xticks([t for t in top.get_xticks() if lo + 0.05 * (hi - lo) <= t <= hi - 0.05 * (hi - lo)])
     title_in = _title(top, f"Against cuBLAS, shape by shape, on {data['gpu']['name']}")
     gap_in = _xlabel(top, "\u00d7 cuBLAS, same rounds (interval)") + 0.15
     handles = [Line2D([], [], linestyle="none", marker=markers[i], color=colours[i]) for i in ours]

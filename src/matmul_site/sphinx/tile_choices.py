@@ -59,10 +59,10 @@ def rows(shapes: list[tuple[int, int, int]]) -> list[list[str]]:
         chosen = model.estimate(model.choose(m, n, k, SMS), m, n, k, SMS)
 
         def waves(e: Any) -> str:
-            return f"{e.tiles} tiles, {e.waves:.2f} waves ({e.rounds} rounds), {e.wave_efficiency:.0%} full"
+            return f"{e.tiles} tiles, {e.waves:.2f} waves in {e.rounds} rounds: {e.wave_efficiency:.2f} of the slots"
 
         out.append([numfmt.shape_text({"m": m, "n": n, "k": k}), waves(fixed), chosen.tile.name.replace("x", " × "),
-                    waves(chosen), f"{fixed.time / chosen.time:.2f}×"])  # fmt: skip
+                    waves(chosen), f"{fixed.time / chosen.time:.2f}"])  # fmt: skip
     return out
 
 
@@ -76,7 +76,7 @@ class TileChoices(SphinxDirective):
             table_rows = rows([parse_shape(a) for a in self.arguments[0].split()])
         except ValueError as exc:
             raise self.error(f"tile-choices: {exc}") from exc
-        header = ["Shape", "V7: 128 × 256", "The model picks", "Its tiles", "Predicted speed-up"]
+        header = ["Shape", "V7: 128 × 256", "The model picks", "Its tiles", "Predicted time, V7 over V8"]
         table = nodes.table(classes=["tile-choices"])
         group = nodes.tgroup(cols=len(header))
         table += group
