@@ -205,18 +205,20 @@ def _(d: SphinxDirective, data: Data) -> list[nodes.Node]:
     return [table(["", "Recorded in the results file"], rows, [24, 66], "provenance")]
 
 
-# ---------------------------------------------------------------------------- the steps runs after V6
+# ---------------------------------------------------------------------------- the steps runs after a version
 
-ATTEMPTS = {"v5": ("v4", "v5*"), "v6": ("*",), "v7": ("v7", "v7-*")}  # a chapter's table: the rows it shows
+# A chapter's table: the steps runs after which version, and the rows it shows.
+ATTEMPTS = {"v5": ("v6", ("v4", "v5*")), "v6": ("v6", ("*",)), "v7": ("v6", ("v7", "v7-*")), "v8": ("v7", ("*",))}
 
 
-def attempts(data: Data, patterns: Sequence[str], only_not_kept: bool = False) -> list[nodes.Node]:
-    """Rows of the steps runs after V6 whose names match ``patterns``; with ``only_not_kept``, the unkept changes."""
-    found = [(run, impl, row) for run in results.steps_runs(data, "v6") for impl, row in run["rows"].items()
+def attempts(data: Data, after: str, patterns: Sequence[str], only_not_kept: bool = False) -> list[nodes.Node]:
+    """Rows of the steps runs after ``after`` whose names match ``patterns``; with ``only_not_kept``, the unkept
+    changes."""
+    found = [(run, impl, row) for run in results.steps_runs(data, after) for impl, row in run["rows"].items()
              if impl != results.CUBLAS and any(fnmatch.fnmatchcase(impl, p) for p in patterns)
              and not (only_not_kept and (row.get("kept") or not row.get("step")))]  # fmt: skip
     if not found:
-        return [pending(f"No attempts after V6 are recorded yet: {NOT_MEASURED}.")]
+        return [pending(f"No attempts after {versions.label(after)} are recorded yet: {NOT_MEASURED}.")]
 
     def step(row: dict[str, Any]) -> str:
         s = row.get("step")
@@ -235,17 +237,17 @@ def attempts(data: Data, patterns: Sequence[str], only_not_kept: bool = False) -
 
 @block("{version}.attempts")
 def _(d: SphinxDirective, data: Data, version: str) -> list[nodes.Node]:
-    """The steps runs after V6, the rows a chapter names in ATTEMPTS (V5: v4, v5*; V6: all; V7: v7, v7-*), each a
-    step over its run's baseline."""
+    """The steps runs a chapter names in ATTEMPTS (V5: v4, v5* after V6; V6: all after V6; V7: v7, v7-* after V6;
+    V8: all after V7), each a step over its run's baseline."""
     if version not in ATTEMPTS:
         raise d.error(f"{d.arguments[0]}: no attempts table for {version}; fact_blocks.ATTEMPTS lists them")
-    return attempts(data, ATTEMPTS[version])
+    return attempts(data, *ATTEMPTS[version])
 
 
 @block("attempts.not_kept")
 def _(d: SphinxDirective, data: Data) -> list[nodes.Node]:
     """The changes tried after V6 (v6*, v7-*) that went into no version."""
-    return attempts(data, ("v6*", "v7-*"), only_not_kept=True)
+    return attempts(data, "v6", ("v6*", "v7-*"), only_not_kept=True)
 
 
 # ---------------------------------------------------------------------------- a chapter's try-its
@@ -253,6 +255,7 @@ def _(d: SphinxDirective, data: Data) -> list[nodes.Node]:
 TRYIT_RECORDED = {
     "v6": ("v6-rows-sw16", "v6-chunks-sw8", "v6-regs-s4"),
     "v7": ("v7@16384x8192x1024", "v7-streamk@4096"),
+    "v8": ("v8@5120", "v8@3072"),
 }
 
 
