@@ -50,6 +50,12 @@ def parse_shape(text: str) -> tuple[int, int, int]:
     return m, n, k
 
 
+def waves(e: Any) -> str:
+    """A tile's wave arithmetic on one problem: tiles, waves, rounds, and the share of tile slots used."""
+    rounds = f"{e.rounds} round{'s' if e.rounds > 1 else ''}"
+    return f"{e.tiles} tiles, {e.waves:.2f} waves in {rounds}: {e.wave_efficiency:.2f} of the slots"
+
+
 def rows(shapes: list[tuple[int, int, int]]) -> list[list[str]]:
     """One row per shape: shape, V7's tile arithmetic, the model's pick and its arithmetic, the predicted gain."""
     model = tile_model()
@@ -57,10 +63,6 @@ def rows(shapes: list[tuple[int, int, int]]) -> list[list[str]]:
     for m, n, k in shapes:
         fixed = model.estimate(model.REFERENCE, m, n, k, SMS)
         chosen = model.estimate(model.choose(m, n, k, SMS), m, n, k, SMS)
-
-        def waves(e: Any) -> str:
-            return f"{e.tiles} tiles, {e.waves:.2f} waves in {e.rounds} rounds: {e.wave_efficiency:.2f} of the slots"
-
         out.append([numfmt.shape_text({"m": m, "n": n, "k": k}), waves(fixed), chosen.tile.name.replace("x", " × "),
                     waves(chosen), f"{fixed.time / chosen.time:.2f}"])  # fmt: skip
     return out
