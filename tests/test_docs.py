@@ -757,3 +757,18 @@ def test_each_chapter_from_v1_offers_its_whole_kernel_diff_collapsed_under_what_
         assert [line for line in text.splitlines() if line.strip()] == [
             line for line in shown.splitlines() if line.strip()
         ], f"{chapter}: the page's diff is not the whole diff"
+
+
+def test_a_chapter_whose_version_is_not_measured_yet_previews_the_ladder_chart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake: dict[str, Any]
+) -> None:
+    from matmul_site.sphinx.link_preview import LADDER, og_chart
+
+    last, before = versions.names()[-1], versions.names()[-2]
+    unmeasured = copy.deepcopy(fake)
+    for figure in [unmeasured["ladder"], *unmeasured["ladder"]["runs"]]:
+        figure["rows"].pop(last)
+    (tmp_path / "results.json").write_text(json.dumps(unmeasured))
+    monkeypatch.setenv(paths.ENV_RESULTS, str(tmp_path / "results.json"))
+    assert og_chart(f"chapters/{last}") == og_chart(f"gallery/matmul_{last}") == LADDER  # its chart is not drawn
+    assert og_chart(f"chapters/{before}") == versions.get(before).chart_name

@@ -20,7 +20,7 @@ from typing import Any
 from docutils import nodes
 from sphinx.application import Sphinx
 
-from matmul_site import versions
+from matmul_site import results, versions
 from matmul_site.sphinx import chart_files
 
 OG_CHARTS = "_static/og"  # where the PNG copies of the charts go in the built site
@@ -30,10 +30,12 @@ LADDER_ALT = "Bar chart of TFLOPS for every version next to cuBLAS"
 
 
 def og_chart(pagename: str) -> str:
-    """The chart a link to this page previews: version N's chart for its chapter and gallery file, else the ladder."""
+    """The chart a link to this page previews: version N's chart for its chapter and gallery file, once the
+    results hold its row (before that its chart is not drawn), else the ladder."""
     match = re.fullmatch(r"(?:chapters/|gallery/matmul_)(v\d+)", pagename)
     if match and versions.is_version_name(match[1]) and match[1] in versions.names():
-        return versions.get(match[1]).chart_name
+        if results.ladder_row(results.load_default(), match[1]) is not None:
+            return versions.get(match[1]).chart_name
     return LADDER
 
 
