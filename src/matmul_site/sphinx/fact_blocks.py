@@ -364,7 +364,6 @@ BUILD_ROWS: list[tuple[str, Callable[[dict[str, Any]], str]]] = [
 
 
 def build_record(d: SphinxDirective) -> dict[str, Any]:
-    d.env.note_dependency(str(budget.BUILD_RECORD))
     try:
         return budget.load_builds_cached()
     except budget.BudgetError as err:
@@ -411,11 +410,10 @@ def _(d: SphinxDirective, data: Data, version: str) -> list[nodes.Node]:
 @block("{build}.ptxas")
 def _(d: SphinxDirective, data: Data, build: str) -> list[nodes.Node]:
     """Everything ptxas printed for a build (its "Compile time" line left out), as a literal block."""
-    record = build_record(d)
-    entry = record["versions"].get(build) or record.get("extras", {}).get(build)
-    if entry is None:
-        raise d.error(f"{d.arguments[0]}: no build {build!r} in the build record")
-    text = entry["ptxas"].rstrip("\n")
+    try:
+        text = facts.build_entry(data, build)["ptxas"].rstrip("\n")
+    except facts.Missing as err:
+        raise d.error(f"{d.arguments[0]}: no build {build!r} in the build record") from err
     return [nodes.literal_block(text, text, language="text")]
 
 
@@ -448,8 +446,10 @@ def _(d: SphinxDirective, data: Data) -> list[nodes.Node]:
 
 
 def page_data(env: Any) -> Data:
-    """The results, noted as a dependency of the page being read (so a new file re-renders it)."""
+    """The results; they and the build record are noted as dependencies of the page being read (so that a new
+    file re-renders it)."""
     note_dependency(env)
+    env.note_dependency(str(budget.BUILD_RECORD))
     return results.load_default()
 
 
