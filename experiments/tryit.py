@@ -9,8 +9,8 @@ Plain data, torch-free, read by path (like experiments/steps.py). Three kinds:
 
   Every run is after its chapter's version and titled "Try it: ..."; that prefix keeps these runs out
   of the ladder's "What each step bought" (``results-steps`` leaves them out unless asked).
-- Recorded changes (RECORDED): a try-it that a recorded steps run already answers; the chapter's table
-  (``.. fact:: vN.tryit``, which reads RECORDED) quotes that run's row instead of timing it again.
+- Recorded changes (RECORDED): a try-it that a steps run after V6 already answers; the chapter points
+  at that record instead of timing it again.
 - Edits (EDITS): a text substitution in the chapter's kernel file, or a configuration the autotune
   lists do not offer, whose outcome is the NaN-poisoned float64 check (exact, wrong, hangs, does not
   build), run several times because a race may pass once::
