@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 
 from fake_results import fake_file, provenance
+from matmul_bench import kernels
 from matmul_site import facts, numfmt, paths, rerun, results, stats, versions
 from matmul_site.numfmt import NOT_MEASURED
 from matmul_site.sphinx import fact_blocks, kernel_source, results_file
@@ -579,6 +580,21 @@ def test_pages_type_no_verdict_outside_facts_unless_a_test_pins_it() -> None:
             text = text.replace(sentence, "")
         typed = TYPED_VERDICT.findall(text)
         assert not typed, f"{rst.relative_to(ROOT)} types a comparison the data should decide: {typed}"
+
+
+@pytest.mark.slow
+def test_a_try_it_table_quotes_the_steps_rows_that_the_try_it_spec_records(site: Path, fake: dict[str, Any]) -> None:
+    spec = kernels.import_spec(fact_blocks.TRYIT_SPEC, "try-it")
+    quoted = 0
+    for version, entries in spec.RECORDED.items():
+        text = words(site / "chapters" / f"{version}.html")
+        for title, variant, _ in entries:
+            runs = [r for r in results.steps_runs(fake) if r["title"] == title and variant in r["rows"]]
+            assert variant in text, (version, variant)
+            if runs:  # the fake file holds it: the row's numbers and its run's title, not "not measured yet"
+                assert f"{runs[-1]['rows'][variant]['tflops']:.0f} TFLOPS" in text and f"recorded ({title})" in text
+                quoted += 1
+    assert quoted, "the fake file holds none of the recorded rows: the test checks nothing"
 
 
 @pytest.mark.slow

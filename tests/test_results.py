@@ -193,7 +193,7 @@ def test_sweep_runs_are_replaced_by_shape_and_steps_runs_by_after_title_and_shap
     merged = results.merge(old, fake_results.provenance() | {"sweep": sweep, "steps": [*steps, other]})
     assert [r["run_id"] for r in merged["sweep"]] == [fake_results.RUN_ID, "new", fake_results.RUN_ID]
     assert [(r["title"], r["run_id"]) for r in merged["steps"]] == [
-        ("the epilogue and the tile order", "new"),
+        (fake_results.STEPS_TITLE, "new"),
         ("another attempt", "new"),
     ]
     results.validate(merged)

@@ -28,6 +28,7 @@ from matmul_site.numfmt import NOT_MEASURED, unit_text
 
 Data = dict[str, Any] | None
 SHAPE = r"\d+(?:x\d+x\d+)?"  # 4096 for 4096³, or 16384x8192x1024
+SASS = {family.lower().replace(".", "_"): family for family in budget.SASS_FAMILIES}  # "ldsm": "LDSM", ...
 PLACEHOLDERS = {
     "row": rf"latest|cublas|(?:try-)?v\d+[\w-]*(?:@{SHAPE})?",
     "impl": r"latest|cublas|v\d+[\w-]*",
@@ -35,7 +36,7 @@ PLACEHOLDERS = {
     "version": r"v\d+",
     "edit": r"v\d+-[\w-]+",
     "shape": SHAPE,
-    "instr": r"[a-z]+(?:_[a-z]+)?",
+    "instr": "|".join(SASS),
     "n": r"\d+",
 }
 USES = re.compile(r"(?<!``):fact:`([^`]+)`|^[ \t]*\.\. fact:: (\S+)", re.M)  # not an example in ``literal``
@@ -204,13 +205,6 @@ def outcome_text(entry: dict[str, Any]) -> str:
     )
 
 
-def sass_count(entry: dict[str, Any], instr: str) -> str:
-    family = {name.lower().replace(".", "_"): name for name in entry["sass"]}.get(instr)
-    if family is None:
-        raise UnknownFact(f"{instr!r} is no SASS family of the build record (known: {', '.join(entry['sass'])})")
-    return f"{entry['sass'][family]:,}"
-
-
 def spills_text(entry: dict[str, Any]) -> str:
     stores, loads = entry["spill_stores"], entry["spill_loads"]
     return "no spills" if stores == loads == 0 else f"{stores:,} bytes of spill stores and {loads:,} of spill loads"
@@ -297,8 +291,7 @@ VOCABULARY: list[tuple[str, str, Callable[..., str]]] = [
      lambda d, e: number_word(budget.blocks_per_sm(budget.Build(e["threads"], e["registers"], e["shared_bytes"],
                                                                 e.get("persistent_blocks")))[0])),
     ("{build}.sass_{instr}", "How many instructions of that SASS family its code holds (counted in the code, not "
-     "executed): hmma, hgmma, warpgroup_arrive, warpgroup_depbar, ldsm, stsm, lds, sts, ldg, stg, ldl, stl, "
-     "utmaldg, utmastg, syncs, bar, usetmaxreg.", lambda d, e, instr: sass_count(e, instr)),
+     f"executed): {', '.join(SASS)}.", lambda d, e, instr: f"{e['sass'][SASS[instr]]:,}"),
     ("{build}.depbar_{n}", "How many of its WARPGROUP.DEPBAR waits leave at most n HGMMA groups pending "
      "(wait_group(n)).", lambda d, e, n: str(e["depbar"].get(n, 0))),
     # Sizes computed from a version's configuration (its TUNED).

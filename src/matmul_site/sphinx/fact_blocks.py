@@ -19,6 +19,7 @@ from sphinx import addnodes
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective, SphinxRole
 
+from matmul_bench.kernels import import_spec
 from matmul_site import budget, captions, facts, numfmt, paths, rerun, results, versions
 from matmul_site.numfmt import NOT_MEASURED, NOT_RECORDED, TIMES, unit_text
 from matmul_site.sphinx.results_file import note_dependency
@@ -251,12 +252,8 @@ def _(d: SphinxDirective, data: Data) -> list[nodes.Node]:
 
 
 # ---------------------------------------------------------------------------- a chapter's try-its
-# The steps rows a chapter's "Try it" table adds to its own try-its: recorded changes a reader can make.
-TRYIT_RECORDED = {
-    "v6": ("v6-rows-sw16", "v6-chunks-sw8", "v6-regs-s4"),
-    "v7": ("v7@16384x8192x1024", "v7-streamk@4096"),
-    "v8": ("v8@5120", "v8@3072"),
-}
+# The try-it spec: its RECORDED names the steps rows (run title, variant) that a chapter's "Try it" table adds.
+TRYIT_SPEC = paths.ROOT / "experiments" / "tryit.py"
 
 
 def timed_row(impl: str, row: dict[str, Any], kind: str) -> list[Cell]:
@@ -271,14 +268,14 @@ def _(d: SphinxDirective, data: Data, version: str) -> list[nodes.Node]:
     """A chapter's "Try it" outcomes: its timed changes, the recorded steps it points to, its checked edits."""
     runs = results.steps_runs(data, version, tryit=True)
     rows = [timed_row(impl, row, "timed") for run in runs for impl, row in run["rows"].items() if impl != "cublas"]
-    for item in TRYIT_RECORDED.get(version, ()):
-        name, _, shape = item.partition("@")
-        found = results.steps_row(data, name, facts.shape_of(shape) if shape else None)
-        if found is None:
+    d.env.note_dependency(str(TRYIT_SPEC))
+    for title, name, _ in import_spec(TRYIT_SPEC, "try-it").RECORDED.get(version, []):
+        found = [run for run in results.steps_runs(data) if run["title"] == title and name in run["rows"]]
+        if not found:
             rows.append([nodes.literal(name, name), "recorded", NOT_MEASURED])
             continue
-        runs.append(found[0])
-        rows.append(timed_row(name, found[1], f"recorded ({found[0]['title']})"))
+        runs.append(found[-1])
+        rows.append(timed_row(name, found[-1]["rows"][name], f"recorded ({title})"))
     for entry in results.tryit_entries(data, version):
         change = nodes.container("", nodes.paragraph(text=entry["title"]))
         diff = "\n".join(
@@ -367,7 +364,6 @@ BUILD_ROWS: list[tuple[str, Callable[[dict[str, Any]], str]]] = [
 
 
 def build_record(d: SphinxDirective) -> dict[str, Any]:
-    d.env.note_dependency(str(budget.BUILD_RECORD))
     try:
         return budget.load_builds_cached()
     except budget.BudgetError as err:
@@ -414,11 +410,10 @@ def _(d: SphinxDirective, data: Data, version: str) -> list[nodes.Node]:
 @block("{build}.ptxas")
 def _(d: SphinxDirective, data: Data, build: str) -> list[nodes.Node]:
     """Everything ptxas printed for a build (its "Compile time" line left out), as a literal block."""
-    record = build_record(d)
-    entry = record["versions"].get(build) or record.get("extras", {}).get(build)
-    if entry is None:
-        raise d.error(f"{d.arguments[0]}: no build {build!r} in the build record")
-    text = entry["ptxas"].rstrip("\n")
+    try:
+        text = facts.build_entry(data, build)["ptxas"].rstrip("\n")
+    except facts.Missing as err:
+        raise d.error(f"{d.arguments[0]}: no build {build!r} in the build record") from err
     return [nodes.literal_block(text, text, language="text")]
 
 
@@ -451,8 +446,10 @@ def _(d: SphinxDirective, data: Data) -> list[nodes.Node]:
 
 
 def page_data(env: Any) -> Data:
-    """The results, noted as a dependency of the page being read (so a new file re-renders it)."""
+    """The results; they and the build record are noted as dependencies of the page being read (so that a new
+    file re-renders it)."""
     note_dependency(env)
+    env.note_dependency(str(budget.BUILD_RECORD))
     return results.load_default()
 
 
