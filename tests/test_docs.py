@@ -75,6 +75,14 @@ COMPARISONS_CITED = {
         "v7@16384x8192x1024.step",
         "v7-streamk@4096.step",
     ],
+    "chapters/v8.rst": [
+        "v8.step",
+        "v8.vs_cublas",
+        "v8.sweep",
+        "v8@5120.step",
+        "v8@3072.step",
+        "v8@3000x5000x4096.step",
+    ],
     "index.rst": ["latest.vs_cublas", "ladder.pays", "ladder.parity", "ladder.costs", "latest.sweep"],
     "steps.rst": ["latest.vs_cublas", "ladder.pays", "ladder.parity", "ladder.costs", "latest.sweep"],
 }

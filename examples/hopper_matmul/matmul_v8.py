@@ -3,11 +3,11 @@
 #   menu of 128 x 256, 256 x 128, 128 x 192, 128 x 128 and 192 x 192. It predicts the busiest SM's time from wave
 #   quantization (rounds = ceil(tiles / SMs), edge tiles counted whole) and the operand bytes each tile moves per
 #   FLOP. At 5120^3, 800 tiles of 128 x 256 make 6.06 waves: a seventh round in which 8 of 132 SMs work; 729 tiles
-#   of 192 x 192 fit in 6 rounds. Where V7's tile already fills 97% of the SMs' tile slots, the model keeps it.
+#   of 192 x 192 fit in 6 rounds. On every shape of the benchmark's sweep the model keeps V7's tile.
 # - A rule, not an autotune space: a new problem size costs one build (one nvcc run) of the tile the model names,
 #   and every process picks the same tile. The autotune lists below are the model's menu.
 # - The number of consumer warp groups follows the tile: 192 x 192 runs three, the others two; each group takes
-#   block_m / consumers rows (a 256-row tile gives each group 128 rows: two m64 WGMMAs per K step).
+#   block_m / consumers rows (a 256-row tile gives each group 128 rows: two m64 WGMMAs per k16 step).
 # - Three consumer warp groups and a producer warp are 13 warps: four of them on one SM sub-partition leave 128
 #   registers per thread for a 96-register accumulator, under the model's margin (accumulator + 40). So that
 #   tile's producer is a whole warp group that gives registers up with setmaxnreg (PTX that Tilus 0.2.0 has no
@@ -89,9 +89,9 @@ class MatmulV8(tilus.Script):
         pipe = Pipeline(self.num_stages, num_consumers=self.consumers)
 
         if self.tile.rebalances_registers:
-            # A whole producer warp group gives up registers so that the consumers' accumulators fit (16 warps
-            # leave 128 registers per thread at launch). Every warp of a group must run setmaxnreg; then one
-            # warp of it issues the copies and the other three are done.
+            # A whole producer warp group gives up registers so that the consumers get the model's headroom over
+            # their accumulators (16 warps leave 128 registers per thread at launch). Every warp of a group must
+            # run setmaxnreg; then one warp of it issues the copies and the other three are done.
             with self.thread_group(thread_begin=self.producer, num_threads=128):
                 setmaxnreg(tile_model.PRODUCER_REGISTERS, "dec")
                 with self.thread_group(thread_begin=0, num_threads=32):

@@ -2,21 +2,22 @@
 
 V8 is persistent: one block per SM walks the tiles ``b, b + P, b + 2P, ...`` (P = SM count). Every tile
 of one problem takes about the same time, so the busiest block does ``rounds = ceil(tiles / P)`` of
-them, and the kernel's time is that block's. Two things decide which tile is fastest:
+them, and the kernel's time is that block's. Two things decide which tile the model predicts fastest:
 
 1. **Wave quantization.** ``tiles / P`` is the number of waves; the last one may be nearly empty.
    The *wave efficiency* ``tiles / (rounds * P)`` is the fraction of the SMs' tile slots that hold
    a tile. At 5120^3 a 128 x 256 tile gives 800 tiles = 6.06 waves: 7 rounds, and in the seventh
    only 8 of 132 SMs work (efficiency 0.87). A tile at the edge of M or N that sticks out of C is
    padding: the model counts whole tiles, so it pays for that too.
-2. **Bytes moved per FLOP.** Per K step, a tile of ``bm x bn`` loads ``(bm + bn)`` rows of operands from
-   L2 into shared memory for ``2 bm bn`` FLOPs: ``1/bm + 1/bn`` bytes per FLOP. Then each WGMMA
-   ``m64nNk16`` reads 64 rows of A and N rows of B from shared memory for ``2 * 64 * N * 16`` FLOPs:
-   ``1/64 + 1/N`` bytes per FLOP, whatever the warp group's share of the tile (a 128-row share issues
-   two such instructions, each reading all of B). A tile that moves more bytes per FLOP runs slower
-   per FLOP: its bytes compete with the MMAs for shared-memory bandwidth and, under the H200's 700 W
-   cap that the large shapes hit (1.4 GHz instead of 1.98 in the recorded sweep), for power. The model
-   charges a linear cost per byte, both kinds alike: a tile's cost per FLOP is
+2. **Bytes moved per FLOP.** Per column of K, a tile of ``bm x bn`` loads one fp16 value from each of its
+   ``bm + bn`` operand rows from L2 into shared memory, ``2 (bm + bn)`` bytes for ``2 bm bn`` FLOPs:
+   ``1/bm + 1/bn`` bytes per FLOP. Then each WGMMA ``m64nNk16`` reads 64 x 16 values of A and N x 16 of B
+   from shared memory for ``2 * 64 * N * 16`` FLOPs: ``1/64 + 1/N`` bytes per FLOP, whatever the warp
+   group's share of the tile (a 128-row share issues two such instructions, each reading all of B). The
+   model assumes that a tile that moves more bytes per FLOP runs slower per FLOP: its bytes compete with
+   the MMAs for shared-memory bandwidth and, under the H200's 700 W cap that the large shapes hit (1.4 GHz
+   instead of 1.98 in the recorded sweep), for power. It charges a linear cost per byte, both kinds
+   alike: a tile's cost per FLOP is
    ``1 + OPERAND_BYTE_COST * (1/bm + 2/bn + 1/64)``.
 
 The predicted time of a candidate, in units of one full-efficiency 128 x 256 tile, is
@@ -33,9 +34,10 @@ tiles of 128 x 256), a fifth of what the H200's 4.8 TB/s could feed at 989 TFLOP
 V6 with swizzled chunks at 8192^3 (the steps table "round 1", merged over three runs on 2026-12-01),
 128 x 256 at 1.0093 of cuBLAS and 256 x 128 at 0.9582. Both have 2048 tiles (97% wave efficiency) and the
 same L2 bytes per FLOP; the 256 x 128 tile reads 1/128 + 1/64 instead of 1/256 + 1/64 bytes of shared
-memory per FLOP, and ``(1 + c * 0.03516) / (1 + c * 0.03125) = 1.0093 / 0.9582`` gives c = 23.9 (23.2 from
-the single run of 2026-11-30). It is a weak fit: one pair of medians; tests/test_v8_tile_model.py refits it
-from the results file. ``experiments/v8_check.py`` times every candidate and refits it.
+memory per FLOP, and ``(1 + c * 0.03516) / (1 + c * 0.03125) = 1.0093 / 0.9582`` gives c = 23.9 with the
+unrounded medians (23.2 from the single run of 2026-11-30). It is a weak fit: one pair of medians;
+tests/test_v8_tile_model.py refits it from the results file. ``experiments/v8_check.py`` times every
+candidate and prints each tile's measured cost per FLOP beside the model's.
 
 The menu holds only tiles that fit one block per SM with at least three pipeline stages (a consumer
 holds two stages while its last WGMMA is in flight, so with two stages TMA could refill a stage only
@@ -95,7 +97,7 @@ class Tile:
 
     @property
     def config(self) -> dict[str, int]:
-        """The kernel's knobs for this tile (v8_tiles.MatmulV8's autotune names)."""
+        """The kernel's knobs for this tile (matmul_v8.MatmulV8's autotune names)."""
         return {"block_m": self.block_m, "block_n": self.block_n, "consumers": self.consumers,
                 "num_stages": self.num_stages}  # fmt: skip
 

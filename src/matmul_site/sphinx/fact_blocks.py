@@ -272,7 +272,7 @@ def _(d: SphinxDirective, data: Data, version: str) -> list[nodes.Node]:
     for title, name, _ in import_spec(TRYIT_SPEC, "try-it").RECORDED.get(version, []):
         found = [run for run in results.steps_runs(data) if run["title"] == title and name in run["rows"]]
         if not found:
-            rows.append([nodes.literal(name, name), "recorded", NOT_MEASURED])
+            rows.append([nodes.literal(name, name), f"recorded ({title})", NOT_MEASURED])  # the run tells rows apart
             continue
         runs.append(found[-1])
         rows.append(timed_row(name, found[-1]["rows"][name], f"recorded ({title})"))
