@@ -59,6 +59,13 @@ VARIANTS: dict[str, tuple[str, str, dict[str, Any] | None, str]] = {
     ),
     # No pinned config: the benchmark pins what V8's config_for picks at each shape (its tile model).
     "v8": ("matmul_v8.py", "MatmulV8", None, "V8: the tile its model picks for the problem"),
+    # The menu's 128 x 192 tile pinned (two consumer groups, four stages), against the model's pick.
+    "v8-128x192": (
+        "matmul_v8.py",
+        "MatmulV8",
+        dict(cfg(128, 192, 64, 4, 16), consumers=2),
+        "V8 pinned to 128 x 192 with four stages, whatever the model picks",
+    ),
 }
 RUNS: dict[str, dict[str, Any]] = {
     "round 1": {
@@ -139,6 +146,23 @@ RUNS: dict[str, dict[str, Any]] = {
         "baseline": "v7",
         "variants": ["v7", "v8"],
         "kept": ["v8"],
+    },
+    # The one GPU check of the menu (plots/results/logs/v8-check-2026-12-01.txt, not replicated) had 128 x 192
+    # ahead of the model's 128 x 256 at three sweep shapes: whether the model's cost of that tile is too high.
+    "v8 round 2": {
+        "after": "v7",
+        "title": "the 128 x 192 tile against the model's pick at 8192^3",
+        "baseline": "v8",
+        "variants": ["v8", "v8-128x192"],
+        "kept": [],
+    },
+    "v8 round 2 short K": {
+        "after": "v7",
+        "title": "the 128 x 192 tile against the model's pick at a short K",
+        "shape": (16384, 8192, 1024),
+        "baseline": "v8",
+        "variants": ["v8", "v8-128x192"],
+        "kept": [],
     },
     "v8 round 1 ragged": {
         "after": "v7",
