@@ -45,6 +45,16 @@ VARIANTS: dict[str, tuple[str, str, dict[str, Any] | None, str]] = {
     "v6c-chunks-sw4": (*C, cfg(128, 256, 64, 3, 4, epilogue="chunks"), "clusters of 2 + multicast, swizzle 4"),
     "v6c-chunks-sw8": (*C, cfg(128, 256, 64, 3, 8, epilogue="chunks"), "clusters of 2 + multicast, swizzle 8"),
     "v6c-chunks-k32s6-sw8": (*C, cfg(128, 256, 32, 6, 8, epilogue="chunks"), "clusters + multicast, block_k 32"),
+    "v6c-chunks-sw8-g128": (
+        *C,
+        cfg(128, 256, 64, 3, 8, epilogue="chunks", grid_blocks=128),
+        "clusters + multicast, swizzle 8, a grid of 128 blocks (64 clusters)",
+    ),
+    "v6c-chunks-sw8-g120": (
+        *C,
+        cfg(128, 256, 64, 3, 8, epilogue="chunks", grid_blocks=120),
+        "clusters + multicast, swizzle 8, a grid of 120 blocks (60 clusters)",
+    ),
     # V6 as it is now: its kernel file's TUNED.
     "v6": ("matmul_v6.py", "MatmulV6", cfg(128, 256, 64, 3, 16), "V6 as it is now (128 x 256 tile split by rows)"),
     "v7-pp128": (*P, cfg(128, 128, 64, 5, 16, schedule="pingpong"), "ping-pong: a 128 x 128 tile per group, 5 stages"),
@@ -87,6 +97,15 @@ RUNS: dict[str, dict[str, Any]] = {
             "v6c-chunks-sw1", "v6c-chunks-sw4", "v6c-chunks-sw8", "v6c-chunks-k32s6-sw8",
         ],
         "kept": ["v6-rows-sw16", "v6-chunks-sw16"],  # groups of 16: the V6 of the chapter; with chunks, V7's design
+    },
+    # Whether the cluster attempt was slow because not every cluster of a 132-block grid fits at once (see
+    # experiments/cluster_occupancy.py): the same variant with smaller grids.
+    "clusters in smaller grids": {
+        "after": "v6",
+        "title": "clusters with TMA multicast in smaller persistent grids",
+        "baseline": "v6-rows-sw16",
+        "variants": ["v6-rows-sw16", "v6c-chunks-sw8", "v6c-chunks-sw8-g128", "v6c-chunks-sw8-g120"],
+        "kept": [],
     },
     "v7 round 1": {
         "after": "v6",

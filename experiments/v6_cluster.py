@@ -3,6 +3,10 @@
 # 256-row B tile and multicasts it into both blocks' shared memory. A stage may only be refilled once the
 # consumers of BOTH blocks have released it, so every consumer warp group arrives on the empty barrier of
 # both blocks (a remote arrive through mapa). Measured far slower than V6: see the V6 chapter.
+# The grid is a knob (grid_blocks, default one block per SM). A hypothesis not yet measured: fewer clusters of two
+# may fit on the GPU at once than 132 / 2 (a cluster's blocks must share a GPC, and GPCs hold uneven numbers of
+# SMs), so that the last clusters, whose tiles are fixed, run as a second wave. experiments/cluster_occupancy.py
+# asks the driver; the "clusters in smaller grids" steps run times smaller grids.
 
 import tilus
 from tilus import GlobalTensor, SharedTensor, float16, float32, int32
@@ -38,20 +42,33 @@ class ClusterPipeline(Pipeline):
 # C is staged in swizzled 64-column chunks (v6_variants.py's "chunks", V7's epilogue); the knob is kept so that
 # the steps runs' configurations name it.
 @tilus.autotune("epilogue", ["chunks"])
+# Blocks in the persistent grid, a multiple of the cluster size: one per SM, or fewer so that every cluster fits.
+@tilus.autotune("grid_blocks", [132, 128, 120])
 class MatmulV6Cluster(matmul_v6.MatmulV6):
     # Tilus's autotune decorator adds to the class's `_autotune_space`, which a subclass shares with its parent:
     # a copy of V6's space (tile, stages, raster groups), so that the knob above is this class's alone.
     _autotune_space = dict(matmul_v6.MatmulV6._autotune_space)
 
-    def __init__(self, block_m: int, block_n: int, block_k: int, num_stages: int, swizzle_size: int, epilogue: str):
+    def __init__(
+        self,
+        block_m: int,
+        block_n: int,
+        block_k: int,
+        num_stages: int,
+        swizzle_size: int,
+        epilogue: str,
+        grid_blocks: int = 132,
+    ):
         super().__init__(block_m, block_n, block_k, num_stages, swizzle_size)
+        assert grid_blocks % 2 == 0, grid_blocks  # whole clusters of two
+        self.grid_blocks = grid_blocks
         assert epilogue == "chunks", epilogue
         self.epilogue = epilogue
 
     def __call__(self, m_size: int32, n_size: int, k_size: int, a_ptr: ~float16, b_ptr: ~float16, c_ptr: ~float16):
         bm, bn, bk, gm = self.block_m, self.block_n, self.block_k, self.group_m
-        # One block per SM, each looping over tiles; blocks left without a tile just exit.
-        self.attrs.blocks = self.num_sms
+        # Up to one block per SM (grid_blocks), each looping over tiles; blocks left without a tile just exit.
+        self.attrs.blocks = self.grid_blocks
         # Warps 0-7: two consumer warp groups; warp 8: the producer.
         self.attrs.warps = CONSUMERS * 4 + 1
         self.attrs.cluster_blocks = 2
