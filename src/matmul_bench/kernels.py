@@ -49,8 +49,10 @@ def import_spec(path: Path, kind: str) -> ModuleType:
     if spec is None or spec.loader is None:
         raise SpecError(f"cannot import the {kind} spec {path}")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # as importlib's own recipe: a dataclass in the module looks itself up there
     try:
         spec.loader.exec_module(module)
     except Exception as exc:  # a spec that does not import is a usage problem, reported before any run
+        del sys.modules[spec.name]
         raise SpecError(f"cannot import the {kind} spec {path}: {type(exc).__name__}: {exc}") from exc
     return module

@@ -8,9 +8,7 @@ The shapes are the page's input: which problems to show, not results.
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 from types import ModuleType
 from typing import Any
 
@@ -18,36 +16,20 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
-from matmul_site import numfmt, paths
-
-SMS = 132  # H100 SXM and H200: the machines the site's numbers come from
+from matmul_bench.kernels import import_spec
+from matmul_site import facts, numfmt, paths
 
 
 def tile_model() -> ModuleType:
     """The kernel folder's tile_model.py, imported by its path (the folder is not a package)."""
-    name = "tile_model"
-    path = paths.KERNEL_DIR / "tile_model.py"
-    found = sys.modules.get(name)
-    if found is not None and getattr(found, "__file__", None) == str(path):
-        return found
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot import {path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    return import_spec(paths.KERNEL_DIR / "tile_model.py", "tile-model")
 
 
 def parse_shape(text: str) -> tuple[int, int, int]:
-    """``4096`` for 4096³, or ``MxNxK``."""
-    if re.fullmatch(r"\d+", text):
-        return (int(text),) * 3
-    found = re.fullmatch(r"(\d+)x(\d+)x(\d+)", text)
-    if not found:
+    """``4096`` for 4096³, or ``MxNxK``: a shape as facts name it."""
+    if not re.fullmatch(facts.SHAPE, text):
         raise ValueError(f"{text!r} is not a shape: write 4096 for 4096^3 or MxNxK")
-    m, n, k = (int(g) for g in found.groups())
-    return m, n, k
+    return facts.shape_of(text)
 
 
 def waves(e: Any) -> str:
@@ -61,8 +43,9 @@ def rows(shapes: list[tuple[int, int, int]]) -> list[list[str]]:
     model = tile_model()
     out = []
     for m, n, k in shapes:
-        fixed = model.estimate(model.REFERENCE, m, n, k, SMS)
-        chosen = model.estimate(model.choose(m, n, k, SMS), m, n, k, SMS)
+        # H100 SXM and H200, the machines the site's numbers come from: 132 SMs.
+        fixed = model.estimate(model.REFERENCE, m, n, k, model.H100_SMS)
+        chosen = model.estimate(model.choose(m, n, k, model.H100_SMS), m, n, k, model.H100_SMS)
         out.append([numfmt.shape_text({"m": m, "n": n, "k": k}), waves(fixed), chosen.tile.name.replace("x", " × "),
                     waves(chosen), f"{fixed.time / chosen.time:.2f}"])  # fmt: skip
     return out
