@@ -108,42 +108,38 @@ def test_version_refuses_bad_input_and_leaves_c_untouched(kernels: dict[int, Any
 MENU_SHAPES = [(1000, 3000, 520), (129, 257, 64), (1000, 3000, 128), (5120, 5120, 5120)]
 
 
+V8_FILE = KERNEL_DIR / "matmul_v8.py"
+
+
 def menu() -> list[dict[str, Any]]:
-    """(V8's file, its menu's configurations) when the kernel folder has V8; [] otherwise."""
-    path = KERNEL_DIR / "matmul_v8.py"
-    if not path.exists():
+    """V8's menu, each tile as a whole configuration (its TUNED with the tile's knobs); [] without V8."""
+    if not V8_FILE.exists():
         return []
     import tile_model
-
-    return [{**TUNED_V8, **tile.config} for tile in tile_model.CANDIDATES]
-
-
-def tuned_v8() -> dict[str, Any]:
     from matmul_site import versions as registry
 
-    return registry.read_tuned(KERNEL_DIR / "matmul_v8.py") if (KERNEL_DIR / "matmul_v8.py").exists() else {}
+    tuned = registry.read_tuned(V8_FILE)
+    return [{**tuned, **tile.config} for tile in tile_model.CANDIDATES]
 
 
-TUNED_V8 = tuned_v8()
-MENU = [pytest.param(c, id=f"{c['block_m']}x{c['block_n']}") for c in menu()]
+MENU = {f"{c['block_m']}x{c['block_n']}": c for c in menu()}
 
 
 @pytest.fixture(scope="session")
 def menu_kernels() -> dict[str, Any]:
     """Every tile of V8's menu, pinned, built first at every (N, K) of MENU_SHAPES in parallel processes."""
-    file = str(KERNEL_DIR / "matmul_v8.py")
+    file = str(V8_FILE)
     specs = [{"file": file, "cls": "MatmulV8", "config": c, "shapes": [list(s) for s in MENU_SHAPES], "check": False}
-             for c in menu()]  # fmt: skip
+             for c in MENU.values()]  # fmt: skip
     prebuild.build_all(specs, jobs=os.cpu_count() or 4, timeout_s=900)
-    return {f"{c['block_m']}x{c['block_n']}": prebuild.make_kernel(file, "MatmulV8", c) for c in menu()}
+    return {name: prebuild.make_kernel(file, "MatmulV8", c) for name, c in MENU.items()}
 
 
 @pytest.mark.parametrize("shape", [pytest.param(s, id="x".join(map(str, s))) for s in MENU_SHAPES])
-@pytest.mark.parametrize("config", MENU)
+@pytest.mark.parametrize("name", list(MENU))
 def test_every_tile_of_v8s_menu_matches_float64_at_ragged_shapes(
-    menu_kernels: dict[str, Any], config: dict[str, Any], shape: tuple[int, int, int]
+    menu_kernels: dict[str, Any], name: str, shape: tuple[int, int, int]
 ) -> None:
     seed = int.from_bytes(os.urandom(4), "little")
-    name = f"{config['block_m']}x{config['block_n']}"
     result = common.check(menu_kernels[name], *shape, seed=seed)
     assert result.ok, f"V8 {name} {shape} seed={seed}: {result.bad} bad elements, max |err| {result.max_abs_err:.3g}"
