@@ -6,7 +6,8 @@ A persistent kernel hands each block a fixed list of tiles, so every block must 
 clusters, the blocks of a cluster must share a GPC, and the H100's GPCs hold uneven numbers of SMs: fewer
 clusters than SMs / cluster size may fit, and a grid of 132 blocks in clusters of two would then run its last
 clusters as a second wave. (A hypothesis for V6's cluster attempt: its steps over V6 in row-major order were
-0.45 to 0.74 in the recorded "round 2" table.)
+0.45 to 0.74 in the recorded "round 2" table. Measured on the H200 and ruled out: all 66 clusters of two fit,
+clusters of four would not; plots/results/logs/cluster-occupancy-2026-12-02.txt.)
 
 The driver answers it (cuOccupancyMaxActiveClusters, what CUTLASS's persistent scheduler sizes its grid by)
 for a kernel and a launch configuration. Only the launch matters here: an empty kernel with the same
