@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 
 import pytest
 
@@ -77,9 +78,10 @@ def test_5120_cubed_is_800_tiles_of_128x256_six_waves_and_a_bit() -> None:
     assert est.waves == pytest.approx(6.06, abs=0.005)
     assert est.wave_efficiency == pytest.approx(800 / 924)
     assert est.time == pytest.approx(7.0)
-    # 27 x 27 tiles of 192 x 192 (the last row and column stick out by 64): 6 rounds of 1.125 units each.
+    # 27 x 27 tiles of 192 x 192 (the last row and column stick out by 64): 6 rounds of 1.125 units each, and the
+    # last column, a third past N, adds 0.45 / 9 of a tile.
     best = estimate(BY_NAME["192x192"], 5120, 5120, 5120)
-    assert (best.tiles, best.rounds) == (729, 6) and best.time == pytest.approx(6.75)
+    assert (best.tiles, best.rounds) == (729, 6) and best.time == pytest.approx((6 + 0.05) * 1.125)
     assert best.fill == pytest.approx(5120**2 / (6 * 132 * 192 * 192))
     assert choose(5120, 5120, 5120) == BY_NAME["192x192"]
 
@@ -96,11 +98,42 @@ def test_every_sweep_shape_keeps_v7s_tile(shape: tuple[int, int, int]) -> None:
 
 
 def test_a_ragged_shape_with_a_short_last_wave_takes_128x192() -> None:
-    # 3000 x 5000: 24 x 20 = 480 tiles of 128 x 256 (3.64 waves, 4 rounds); 24 x 27 = 648 of 128 x 192 fill 4.91
-    # waves (5 rounds of 0.75 units = 3.75, times 1.035 for the narrower tile's extra bytes).
-    assert estimate(BY_NAME["128x256"], 3000, 5000, 4096).rounds == 4
-    assert estimate(BY_NAME["128x192"], 3000, 5000, 4096).tiles == 648
-    assert choose(3000, 5000, 4096) == BY_NAME["128x192"]
+    # 5000 x 3000: 40 x 12 = 480 tiles of 128 x 256 (3.64 waves, 4 rounds); 40 x 16 = 640 of 128 x 192 fill 4.85
+    # waves (5 rounds of 0.75 units, times 1.036 for the narrower tile's extra bytes), and its last column is 120 of
+    # 192 wide: 0.45 x (72/192)^2 = 0.06 of a tile more.
+    assert estimate(BY_NAME["128x256"], 5000, 3000, 4096).rounds == 4
+    narrow = estimate(BY_NAME["128x192"], 5000, 3000, 4096)
+    assert (narrow.tiles, narrow.rounds) == (640, 5) and narrow.edge_rounds == pytest.approx(0.45 * (72 / 192) ** 2)
+    assert choose(5000, 3000, 4096) == BY_NAME["128x192"]
+
+
+def test_a_last_column_mostly_past_n_costs_enough_to_keep_v7s_tile() -> None:
+    # 3000 x 5000: 128 x 192 fills 4.91 waves, but its 27th column holds 8 of 192 columns: 0.41 of a tile more.
+    narrow = estimate(BY_NAME["128x192"], 3000, 5000, 4096)
+    assert narrow.tiles == 648 and narrow.edge_empty == pytest.approx(184 / 192)
+    assert choose(3000, 5000, 4096) == BY_NAME["128x256"]
+    assert estimate(BY_NAME["128x192"], 3000, 4992, 4096).edge_rounds == 0  # 26 full columns
+    assert choose(3000, 4992, 4096) == BY_NAME["128x192"]
+
+
+EDGE_LOGS = ("v8-check-2026-12-02.json", "v8-check-edge-2026-12-02.json", "v8-check-stride-2026-12-02.json")
+# (N with an empty share in the last column, N with the same 128 x 192 tiles all full), at M = 3000, K = 4096.
+EDGE_PAIRS = [(5000, 5184), (5008, 5184), (5056, 5184), (4928, 4992), (4960, 4992)]
+
+
+def test_edge_cost_is_the_fit_to_the_logged_edge_checks() -> None:
+    ms: dict[tuple[int, ...], float] = {}
+    for name in EDGE_LOGS:
+        log = json.loads((ROOT / "plots" / "results" / "logs" / name).read_text(encoding="utf-8"))
+        ms |= {tuple(t["shape"]): statistics.median(t["ms"]["128x192"]) for t in log["timings"]}
+    tile, points = BY_NAME["128x192"], []
+    for n, full in EDGE_PAIRS:
+        edge, whole = estimate(tile, 3000, n, 4096), estimate(tile, 3000, full, 4096)
+        assert edge.tiles == whole.tiles and whole.edge_empty == 0 < edge.edge_empty
+        extra = (ms[(3000, n, 4096)] - ms[(3000, full, 4096)]) / (ms[(3000, full, 4096)] / whole.rounds)  # in tiles
+        points.append((edge.edge_empty**2, extra))
+    fitted = sum(x * y for x, y in points) / sum(x * x for x, _ in points)  # least squares through 0
+    assert fitted == pytest.approx(tile_model.EDGE_COST, abs=0.01)
 
 
 def test_k_does_not_change_the_choice() -> None:

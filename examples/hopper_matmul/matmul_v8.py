@@ -1,9 +1,10 @@
 # What changed from V7:
 # - The tile is no longer fixed at 128 x 256: config_for() asks a model (tile_model.py) for each problem, out of a
 #   menu of 128 x 256, 256 x 128, 128 x 192, 128 x 128 and 192 x 192. It predicts the busiest SM's time from wave
-#   quantization (rounds = ceil(tiles / SMs), edge tiles counted whole) and the operand bytes each tile moves per
-#   FLOP. At 5120^3, 800 tiles of 128 x 256 make 6.06 waves: a seventh round in which 8 of 132 SMs work; 729 tiles
-#   of 192 x 192 fit in 6 rounds. On every shape of the benchmark's sweep the model keeps V7's tile.
+#   quantization (rounds = ceil(tiles / SMs), edge tiles counted whole), the operand bytes each tile moves per
+#   FLOP, and the extra time a last column of tiles mostly past N was measured to take. At 5120^3, 800 tiles of
+#   128 x 256 make 6.06 waves: a seventh round in which 8 of 132 SMs work; 729 tiles of 192 x 192 fit in 6 rounds.
+#   On every shape of the benchmark's sweep the model keeps V7's tile.
 # - A rule, not an autotune space: a new problem size costs one build (one nvcc run) of the tile the model names,
 #   and every process picks the same tile. The autotune lists below are the model's menu.
 # - The number of consumer warp groups follows the tile: 192 x 192 runs three, the others two; each group takes
