@@ -192,7 +192,7 @@ RUNS: dict[str, dict[str, Any]] = {
         "kept": ["v8"],
     },
     # The same problem turned round: 128 x 192's last column is 120 of 192 wide, and the model picks it.
-    "v8 round 1 ragged, swapped": {
+    "v8 round 1 ragged swapped": {
         "after": "v7",
         "title": "a tile chosen per problem, at 5000x3000x4096 (M and N swapped)",
         "shape": (5000, 3000, 4096),
