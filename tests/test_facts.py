@@ -30,13 +30,20 @@ PROSE_ASSUMES: dict[str, dict[str, str]] = {
     },
     "chapters/v0.rst": {"v0-no-sync.outcome": "wrong"},
     "chapters/v1.rst": {"try-v1-64x128.step": "costs"},
-    "chapters/v2.rst": {"try-v2-s2.step": "is at parity"},
+    "chapters/v2.rst": {"try-v2-s2.step": "is at parity", "try-v2-s4.step": "costs"},
     "chapters/v3.rst": {"v3.step": "is at parity", "try-v3-s2.step": "is at parity"},
+    "chapters/v4.rst": {"try-v4-sw16.step": "pays"},
     "chapters/v5.rst": {
         "v5.step": "is at parity", "v5-release-before-wait.outcome": "exact", "try-v5-s4.step": "is at parity",
     },
-    "chapters/v6.rst": {"v6-no-sync-after-store.result": "exact"},
-    "chapters/v7.rst": {"v7@8192.step": "is at parity", "v7.step": "is at parity"},
+    "chapters/v6.rst": {
+        "v6-no-sync-after-store.result": "exact", "v6-rows-sw16.attempt": "pays", "v6-chunks.attempt": "is at parity",
+        "v6c-chunks-sw8.attempt": "costs", "v6c-chunks-k32s6-sw8.attempt": "costs",
+    },
+    "chapters/v7.rst": {
+        "v7@8192.step": "is at parity", "v7.step": "is at parity", "v7@16384x8192x1024.step": "pays",
+        "v7-streamk@4096.step": "costs",
+    },
     "chapters/v8.rst": {
         "v8@5120.step": "pays", "v8@3072.step": "pays", "v8@3000x5000x4096.step": "costs",
         "v8-128x192@8192.step": "is at parity", "v8-128x192@16384x8192x1024.step": "is at parity",
