@@ -10,7 +10,7 @@ import statistics
 import pytest
 
 from matmul_bench import plan
-from matmul_site import facts, paths, results, versions
+from matmul_site import budget, facts, paths, results, versions
 
 EXPERIMENTS = paths.ROOT / "experiments"
 NUMBER_WORDS = "|".join(facts.NUMBER_WORDS)
@@ -139,24 +139,6 @@ def test_v8_page_build_times_are_the_range_its_logs_hold() -> None:
     assert "took about 9 to 16 seconds" in text
 
 
-# docs/chapters/v8.rst and docs/steps.rst: V8's steps tables were each timed in a single run, not replicated.
-SINGLE_RUN_CLAIMS = {"chapters/v8.rst": "in a single run that was not replicated", "steps.rst": "timed in a single run"}
-
-
-def test_pages_that_call_v8_s_steps_tables_unreplicated_match_the_record() -> None:
-    data = results.load_default()
-    if data is None:
-        pytest.skip("no results file is committed")
-    v8_tables = [f for f in data["steps"] if f["after"] == "v7" and "v8" in f["rows"]]
-    assert v8_tables
-    for page, claim in SINGLE_RUN_CLAIMS.items():
-        text = " ".join((paths.DOCS_DIR / page).read_text(encoding="utf-8").split())
-        assert claim in text, f"{page} no longer says {claim!r}: drop it here"
-    assert all(len(f["runs"]) == 1 and not f.get("replicated") for f in v8_tables), (
-        "V8's steps tables are now replicated: reword the single-run sentences of " + ", ".join(SINGLE_RUN_CLAIMS)
-    )
-
-
 def test_the_versions_the_sweep_times_run_one_tile_as_the_method_page_says() -> None:
     """docs/method.rst: the versions the sweep times run one tile, 128 x 256, at all of its shapes."""
     data = results.load_default()
@@ -171,3 +153,13 @@ def test_the_versions_the_sweep_times_run_one_tile_as_the_method_page_says() -> 
         if impl != results.CUBLAS
     }
     assert tiles and {tile for _, tile in tiles} == {(128, 256)}, tiles
+
+
+def test_v3_page_register_arithmetic_follows_its_build() -> None:
+    """docs/chapters/v3.rst: a warp of V3 takes 5,120 registers, so 12 warps (two blocks of five) fit."""
+    entry = budget.load_builds_cached()["versions"]["v3"]
+    per_warp = -(-entry["registers"] * 32 // 256) * 256
+    assert (entry["threads"], per_warp, 65536 // per_warp, 65536 // per_warp // (entry["threads"] // 32)) == (
+        160, 5120, 12, 2)  # fmt: skip
+    text = " ".join((paths.DOCS_DIR / "chapters" / "v3.rst").read_text(encoding="utf-8").split())
+    assert "a warp takes 32 times that rounded up, 5,120, and 65,536 / 5,120 leaves room for 12 warps" in text
