@@ -36,6 +36,17 @@ def test_a_run_of_another_rotation_starts_the_figure_anew(tmp_path: Path) -> Non
     assert len(data["ladder"]["runs"]) == 1 and set(data["ladder"]["rows"]) == {"v3", "cublas"}
 
 
+def test_a_sweep_figure_started_anew_keeps_the_cublas_kernel_named_at_its_shape(tmp_path: Path) -> None:
+    assert fake(tmp_path, "--sweep", "--sweep-shapes", "4096x4096x4096") == 0
+    data = results.load(tmp_path / "res" / "nvidia-h200.json")
+    named = {"name": "nvjet_sm90_hsh_256x128_64x4_2x1_v_bz_coopB_TNN", "decoded": None}
+    old = {**data["sweep"][0], "cublas_kernel": named}
+    new = copy.deepcopy(data["sweep"][0])
+    new["runs"][0]["rows"].pop(next(impl for impl in new["runs"][0]["rows"] if impl != results.CUBLAS))
+    assert replicate.rotation(new) != replicate.rotation(old)
+    assert replicate.add_run(old, new)["cublas_kernel"] == named
+
+
 def test_validation_fails_when_one_run_s_median_leaves_the_merged_interval(tmp_path: Path) -> None:
     for _ in range(2):
         assert fake(tmp_path, "--ladder") == 0

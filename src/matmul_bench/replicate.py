@@ -282,4 +282,7 @@ def add_run(existing: dict[str, Any] | None, new_figure: dict[str, Any]) -> dict
         and all(r.get("method") == METHOD_VERSION for r in existing["runs"])
     ):
         return {**copy.deepcopy(existing), "runs": [*copy.deepcopy(existing["runs"]), copy.deepcopy(run)]}
-    return copy.deepcopy(new_figure)
+    fresh = copy.deepcopy(new_figure)
+    if existing is not None and existing.get("cublas_kernel") and not fresh.get("cublas_kernel"):
+        fresh["cublas_kernel"] = copy.deepcopy(existing["cublas_kernel"])  # cuBLAS's pick at the shape, not ours
+    return fresh
