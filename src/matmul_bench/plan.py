@@ -200,7 +200,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--build-jobs", type=_count, default=8, help="kernels built in parallel (default 8)")
     parser.add_argument("--git-commit", help="record this commit instead of asking git")
     parser.add_argument("--dry-run", action="store_true", help="print the plan and its estimated duration; exit")
-    parser.add_argument("--steps-file", type=Path, default=STEPS_FILE, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--steps-file", type=Path, default=STEPS_FILE,
+        help="the spec --steps reads (default experiments/steps.py; the Try it runs: experiments/tryit.py)",
+    )  # fmt: skip
     parser.add_argument("--backend", choices=("cuda", "fake"), default="cuda", help=argparse.SUPPRESS)
     parser.add_argument("--fake-fail-check", help=argparse.SUPPRESS)
     parser.add_argument("--fake-missing-peer", action="append", default=[], help=argparse.SUPPRESS)
