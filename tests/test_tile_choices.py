@@ -38,5 +38,7 @@ def test_the_v8_page_quotes_the_models_constant_and_stages_as_the_model_has_them
     page = (paths.DOCS_DIR / "chapters" / "v8.rst").read_text(encoding="utf-8")
     assert f":math:`c = {tile_model.OPERAND_BYTE_COST}`" in page
     assert f":math:`e = {tile_model.EDGE_COST}`" in page
+    # tile_model.Estimate.edge_rounds: the edge charge is multiplied by ceil(ceil(M / bm) / SMs).
+    assert r"e \, f^2 \left\lceil \frac{\lceil M / b_m \rceil}{132} \right\rceil" in page
     stages = [str(t.num_stages) for t in tile_model.CANDIDATES]
     assert f"{', '.join(stages[:-1])} and {stages[-1]}" in page

@@ -25,10 +25,12 @@ them, and the kernel's time is that block's. Three things decide which tile the 
    plots/results/logs/v8-check*-2026-12-02.json) found such a tile slower than a full one: at N = 5000 the 648
    tiles of 128 x 192 (the last column 8 of 192 wide) took longer than the same 648 tiles, all full, at
    N = 5184. Why is not measured (TMA fills the part of a box past N with zeros; whether that costs is our
-   hypothesis). The model charges each edge tile the busiest block computes ``EDGE_COST * e^2`` more tiles,
-   e the share of the last column past N. EDGE_COST = 0.45 is the least-squares fit of that curve to the five
+   hypothesis). The model charges the busiest block ``EDGE_COST * e^2`` more tiles for each round of the last
+   column's tiles (``ceil(ceil(M / bm) / P)``, one up to M = 132 bm on the H200), e the share of the last column
+   past N. EDGE_COST = 0.45 is the least-squares fit of that curve to the five
    128 x 192 pairs of those checks that have the same tiles with and without an empty share (N = 5000, 5008,
-   5056 against 5184; 4928, 4960 against 4992); tests/test_v8_tile_model.py refits it from the logs. Only
+   5056 against 5184; 4928, 4960 against 4992); tests/test_v8_tile_model.py refits it from the logs. 3000 x 5000
+   was timed in two of those processes: the fit takes the edge log's time, and the other log's gives 0.38. Only
    N is charged: the checks varied N, and an edge in M is untested.
 
 The predicted time of a candidate, in units of one full-efficiency 128 x 256 tile, is
@@ -257,8 +259,11 @@ class Estimate:
 
     @property
     def edge_rounds(self) -> float:
-        """What the last column's tiles add to the busiest block, in tiles: EDGE_COST x edge_empty^2 for each
-        edge tile it computes (one per round of edge tiles: consecutive tiles of a column go to different blocks)."""
+        """What the last column's tiles add to the busiest block, in tiles: EDGE_COST x edge_empty^2 times
+        ceil(edge tiles / SMs), as if the column's tiles were spread evenly over the blocks. Inside a raster group
+        consecutive tiles of a column go to different blocks, but the groups can hand one block several: at
+        5000 x 3000 with 128 x 192, blocks 108 to 111 compute three of the 40. The model does not count those
+        (tests/test_v8_tile_model.py counts them exactly and finds the same choices)."""
         edge_tiles = math.ceil(self.m / self.tile.block_m)
         return EDGE_COST * self.edge_empty**2 * math.ceil(edge_tiles / self.num_sms)
 
