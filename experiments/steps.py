@@ -149,7 +149,8 @@ RUNS: dict[str, dict[str, Any]] = {
         "over": {"v7-streamk": "v7"},  # stream-K is tried on top of the chunks
         "kept": ["v7"],
     },
-    # Shapes off the benchmark's sweep where V7's one tile leaves a wave nearly empty and V8's model picks another.
+    # Shapes off the benchmark's sweep where V7's one tile leaves a wave nearly empty: V8's model picks another tile
+    # at 5120^3, 3072^3 and 5000x3000x4096, and keeps V7's at 3000x5000x4096 (its edge term).
     "v8 round 1": {
         "after": "v7",
         "title": "a tile chosen per problem, at 5120^3 (6.06 waves of V7's tiles)",
