@@ -12,9 +12,16 @@ def test_the_table_gives_v7s_tile_and_the_models_pick_with_tiles_waves_and_round
     (row,) = tile_choices.rows([(5120, 5120, 5120)])
     assert row[0] == "5120³"
     assert row[1] == "800 tiles, 6.06 waves in 7 rounds: 0.87 of the slots"  # 40 x 20 tiles of 128 x 256 on 132 SMs
-    assert row[2] == "192 × 192" and row[3] == "729 tiles, 5.52 waves in 6 rounds: 0.92 of the slots"  # 27 x 27
+    assert row[2] == "192 × 192"  # 27 x 27 tiles; 5120 = 26 x 192 + 128
+    assert row[3] == "729 tiles, 5.52 waves in 6 rounds: 0.92 of the slots; last column 128 of 192 wide"
     chosen = tile_model.estimate(tile_model.choose(5120, 5120, 5120), 5120, 5120, 5120)
     assert row[4] == f"{7.0 / chosen.time:.2f}"
+
+
+def test_the_table_shows_the_last_column_that_keeps_v7s_tile_at_3000x5000() -> None:
+    (row,) = tile_choices.rows([(3000, 5000, 4096)])
+    assert row[1] == "480 tiles, 3.64 waves in 4 rounds: 0.91 of the slots; last column 136 of 256 wide"
+    assert row[2] == "128 × 256" and row[4] == "1.00"
 
 
 def test_where_v7s_tile_fills_the_machine_the_model_keeps_it_and_predicts_no_gain() -> None:

@@ -33,9 +33,11 @@ def parse_shape(text: str) -> tuple[int, int, int]:
 
 
 def waves(e: Any) -> str:
-    """A tile's wave arithmetic on one problem: tiles, waves, rounds, and the share of tile slots used."""
+    """A tile's wave arithmetic on one problem: tiles, waves, rounds, the share of tile slots used, and how wide
+    its last column of tiles is where block_n does not divide N (the model's edge term charges it)."""
     rounds = f"{e.rounds} round{'s' if e.rounds > 1 else ''}"
-    return f"{e.tiles} tiles, {e.waves:.2f} waves in {rounds}: {e.wave_efficiency:.2f} of the slots"
+    edge = f"; last column {e.n % e.tile.block_n} of {e.tile.block_n} wide" if e.edge_empty else ""
+    return f"{e.tiles} tiles, {e.waves:.2f} waves in {rounds}: {e.wave_efficiency:.2f} of the slots{edge}"
 
 
 def rows(shapes: list[tuple[int, int, int]]) -> list[list[str]]:
