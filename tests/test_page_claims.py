@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 import re
-import statistics
 
 import pytest
+import v8_checks
 
 from matmul_bench import plan
 from matmul_site import budget, facts, paths, results, versions
@@ -95,36 +95,31 @@ def test_v0_page_states_the_arithmetic_the_test_checks() -> None:
 
 # docs/chapters/v8.rst: at M = 3000, K = 4096, the 128 x 192 tile ranked by the width of its last column of tiles,
 # from the unreplicated GPU checks whose logs the page cites (median over rounds, each tile in the same rounds).
-V8_EDGE_LOGS = ("v8-check-2026-12-02.json", "v8-check-edge-2026-12-02.json", "v8-check-stride-2026-12-02.json")
 V8_EDGE_FASTEST = [(3000, 4928), (3000, 4960), (3000, 4992), (3000, 5184), (5000, 3000)]  # last column >= 120 wide
 V8_EDGE_SLOWER = [(3000, 5000), (3000, 5008), (3000, 5056), (3072, 5000)]  # last column <= 64 wide
 
 
-def _v8_check_medians() -> dict[tuple[int, int, int], dict[str, float]]:
-    medians = {}
-    for name in V8_EDGE_LOGS:
-        log = json.loads((paths.ROOT / "plots" / "results" / "logs" / name).read_text(encoding="utf-8"))
-        for timing in log["timings"]:
-            medians[tuple(timing["shape"])] = {impl: statistics.median(ms) for impl, ms in timing["ms"].items()}
-    return medians
-
-
-def test_v8_page_edge_tile_claims_hold_in_the_logs_it_cites() -> None:
-    medians = _v8_check_medians()
+def test_v8_page_edge_tile_claims_hold_in_every_log_that_timed_the_shape() -> None:
+    timings = v8_checks.medians()
     for m, n in V8_EDGE_FASTEST:
-        ms = medians[(m, n, 4096)]
         assert n % 192 == 0 or n % 192 >= 120, (m, n)
-        tiles = {impl: t for impl, t in ms.items() if impl != "cuBLAS"}
-        assert min(tiles, key=tiles.__getitem__) == "128x192", f"{m}x{n}x4096: {tiles}"
+        for name, ms in timings[(m, n, 4096)].items():
+            tiles = {impl: t for impl, t in ms.items() if impl != "cuBLAS"}
+            assert min(tiles, key=tiles.__getitem__) == "128x192", f"{name}, {m}x{n}x4096: {tiles}"
     for m, n in V8_EDGE_SLOWER:
-        ms = medians[(m, n, 4096)]
-        assert 0 < n % 192 <= 64 and ms["128x192"] > ms["128x256"], (m, n, ms)
+        assert 0 < n % 192 <= 64, (m, n)
+        for name, ms in timings[(m, n, 4096)].items():
+            assert ms["128x192"] > ms["128x256"], (name, m, n, ms)
     # "the same 648 tiles, all of them full, took less time than at N = 5056 or 5000"
-    full = medians[(3000, 5184, 4096)]["128x192"]
-    assert full < medians[(3000, 5056, 4096)]["128x192"] and full < medians[(3000, 5000, 4096)]["128x192"]
     assert all(-(-3000 // 128) * -(-n // 192) == 648 for n in (5000, 5056, 5184))
-    text = (paths.ROOT / "docs" / "chapters" / "v8.rst").read_text(encoding="utf-8")
-    assert "N = 4928, 4960, 4992, 5184" in text and "N = 5000, 5008, 5056, and at 3072 × 5000" in text
+    (full,) = (ms["128x192"] for ms in timings[(3000, 5184, 4096)].values())
+    for n in (5056, 5000):
+        assert all(full < ms["128x192"] for ms in timings[(3000, n, 4096)].values()), n
+    text = " ".join((paths.DOCS_DIR / "chapters" / "v8.rst").read_text(encoding="utf-8").split())
+    fastest = ", ".join(str(n) for m, n in V8_EDGE_FASTEST if m == 3000)
+    slower = ", ".join(str(n) for m, n in V8_EDGE_SLOWER if m == 3000)
+    assert f"(N = {fastest}, and with M and N swapped)" in text
+    assert f"(N = {slower}, and at 3072 × 5000)" in text
 
 
 def test_v8_page_build_times_are_the_range_its_logs_hold() -> None:

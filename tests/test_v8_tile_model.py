@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import json
 import math
-import statistics
+import re
 
 import pytest
+import v8_checks
 
 import tile_model
 from conftest import ROOT
 from matmul_bench.plan import SWEEP_SHAPES
 from matmul_site import versions
+from matmul_site.sphinx import tile_choices
 from raster import panels_per_wave, tile_of
 from tile_model import CANDIDATES, H100_SMS, Tile, choose, estimate
 
@@ -116,32 +118,36 @@ def test_a_last_column_mostly_past_n_costs_enough_to_keep_v7s_tile() -> None:
     assert choose(3000, 4992, 4096) == BY_NAME["128x192"]
 
 
-EDGE_LOGS = ("v8-check-2026-12-02.json", "v8-check-edge-2026-12-02.json", "v8-check-stride-2026-12-02.json")
 # (N with an empty share in the last column, N with the same 128 x 192 tiles all full), at M = 3000, K = 4096.
 EDGE_PAIRS = [(5000, 5184), (5008, 5184), (5056, 5184), (4928, 4992), (4960, 4992)]
+# 3000 x 5000 x 4096 was timed in two of the checks' logs; the fit takes the edge checks' timing, as tile_model says.
+FITTED_LOG, OTHER_LOG = "v8-check-edge-2026-12-02.json", "v8-check-2026-12-02.json"
 
 
-def _edge_medians(*names: str) -> dict[tuple[int, ...], float]:
-    """The 128 x 192 tile's median ms per shape in the named logs (a later log's shape replaces an earlier one's)."""
-    ms: dict[tuple[int, ...], float] = {}
-    for name in names:
-        log = json.loads((ROOT / "plots" / "results" / "logs" / name).read_text(encoding="utf-8"))
-        ms |= {tuple(t["shape"]): statistics.median(t["ms"]["128x192"]) for t in log["timings"]}
-    return ms
+def _narrow_tile_ms(log_of_3000x5000: str) -> dict[tuple[int, int, int], float]:
+    """The 128 x 192 tile's median ms per shape of the edge checks, 3000 x 5000 x 4096's from the named log."""
+    timings = v8_checks.medians()
+    assert set(timings[(3000, 5000, 4096)]) == {FITTED_LOG, OTHER_LOG}
+    assert all(len(by_log) == 1 for shape, by_log in timings.items() if shape != (3000, 5000, 4096))
+    return {
+        shape: (by_log[log_of_3000x5000] if shape == (3000, 5000, 4096) else next(iter(by_log.values())))["128x192"]
+        for shape, by_log in timings.items()
+    }
 
 
-def _edge_fit(ms: dict[tuple[int, ...], float]) -> float:
+def _edge_fit(ms: dict[tuple[int, int, int], float]) -> float:
+    """EDGE_COST fitted by least squares through 0 to the extra time of each pair's edge tiles, in tiles."""
     tile, points = BY_NAME["128x192"], []
     for n, full in EDGE_PAIRS:
         edge, whole = estimate(tile, 3000, n, 4096), estimate(tile, 3000, full, 4096)
         assert edge.tiles == whole.tiles and whole.edge_empty == 0 < edge.edge_empty
         extra = (ms[(3000, n, 4096)] - ms[(3000, full, 4096)]) / (ms[(3000, full, 4096)] / whole.rounds)  # in tiles
         points.append((edge.edge_empty**2, extra))
-    return sum(x * y for x, y in points) / sum(x * x for x, _ in points)  # least squares through 0
+    return sum(x * y for x, y in points) / sum(x * x for x, _ in points)
 
 
 def test_edge_cost_is_the_fit_to_the_logged_edge_checks() -> None:
-    assert _edge_fit(_edge_medians(*EDGE_LOGS)) == pytest.approx(tile_model.EDGE_COST, abs=0.01)
+    assert _edge_fit(_narrow_tile_ms(FITTED_LOG)) == pytest.approx(tile_model.EDGE_COST, abs=0.01)
 
 
 def test_the_other_timing_of_3000x5000_fits_a_smaller_edge_cost_that_keeps_v7s_tile_there(
@@ -149,19 +155,16 @@ def test_the_other_timing_of_3000x5000_fits_a_smaller_edge_cost_that_keeps_v7s_t
 ) -> None:
     """tile_model's docstring and docs/chapters/v8.rst: 3000 x 5000 was timed in two processes; the fit takes the
     edge log's time, the other gives 0.38, and either keeps V7's tile at 3000 x 5000 x 4096."""
-    both = _edge_medians(*EDGE_LOGS)
-    first = _edge_medians(EDGE_LOGS[0])[(3000, 5000, 4096)]
-    assert both[(3000, 5000, 4096)] == _edge_medians(EDGE_LOGS[1])[(3000, 5000, 4096)] != first
-    other = _edge_fit(both | {(3000, 5000, 4096): first})
+    other = _edge_fit(_narrow_tile_ms(OTHER_LOG))
     assert round(other, 2) == 0.38 < tile_model.EDGE_COST
     for cost in (other, tile_model.EDGE_COST):
         monkeypatch.setattr(tile_model, "EDGE_COST", cost)
         assert choose(3000, 5000, 4096) == BY_NAME["128x256"]
 
 
-def _busiest_with_every_edge_tile(tile: Tile, m: int, n: int, k: int) -> tuple[float, int]:
-    """The model's time with the edge tiles each block really computes (V8's raster, groups of 16), and the most
-    edge tiles one of the busiest blocks computes."""
+def _busiest_with_every_edge_tile(tile: Tile, m: int, n: int, k: int) -> tuple[float, list[int]]:
+    """The model's time with the edge tiles each block really computes (V8's raster, groups of 16), and the
+    busiest blocks that compute the most edge tiles."""
     rows, cols = math.ceil(m / tile.block_m), math.ceil(n / tile.block_n)
     est = estimate(tile, m, n, k)
     load, edges = [0] * H100_SMS, [0] * H100_SMS
@@ -170,25 +173,28 @@ def _busiest_with_every_edge_tile(tile: Tile, m: int, n: int, k: int) -> tuple[f
         edges[index % H100_SMS] += est.edge_empty > 0 and tile_of(index, rows, cols, 16)[1] == cols - 1
     busiest = max(ld + tile_model.EDGE_COST * est.edge_empty**2 * e for ld, e in zip(load, edges, strict=True))
     most = max(e for ld, e in zip(load, edges, strict=True) if ld == max(load))
-    return busiest * est.time / (est.rounds + est.edge_rounds), most
+    blocks = [b for b in range(H100_SMS) if load[b] == max(load) and edges[b] == most]
+    return busiest * est.time / (est.rounds + est.edge_rounds), blocks
 
 
-PAGE_SHAPES = [(s, s, s) for s in (2048, 4096, 6144, 8192, 16384, 5120, 3072)] + [
-    (8192, 28672, 4096), (16384, 8192, 1024), (3000, 5000, 4096), (5000, 3000, 4096),
-]  # fmt: skip
+V8_PAGE = (ROOT / "docs" / "chapters" / "v8.rst").read_text(encoding="utf-8")
+(TABLE,) = re.findall(r"^\.\. tile-choices:: (.+)$", V8_PAGE, re.M)  # the shapes of the page's tile-choices table
 
 
-@pytest.mark.parametrize("shape", PAGE_SHAPES)
+@pytest.mark.parametrize("shape", [tile_choices.parse_shape(text) for text in TABLE.split()])
 def test_counting_every_edge_tile_of_the_busiest_block_changes_no_choice(shape: tuple[int, int, int]) -> None:
     """tile_model.Estimate.edge_rounds charges ceil(edge tiles / SMs) edge tiles; the raster can give one block more."""
     exact = [_busiest_with_every_edge_tile(tile, *shape)[0] for tile in CANDIDATES]
     assert CANDIDATES[min(range(len(exact)), key=lambda i: (round(exact[i], 9), i))] == choose(*shape)
 
 
-def test_the_raster_gives_some_busiest_blocks_three_edge_tiles_at_5000x3000() -> None:
+def test_the_raster_gives_four_busiest_blocks_three_edge_tiles_at_5000x3000() -> None:
+    """tile_model.Estimate.edge_rounds and docs/chapters/v8.rst: blocks 108 to 111 compute three of the 40."""
     tile = BY_NAME["128x192"]
     assert estimate(tile, 5000, 3000, 4096).edge_rounds == pytest.approx(0.45 * (72 / 192) ** 2)  # one charged
-    assert _busiest_with_every_edge_tile(tile, 5000, 3000, 4096)[1] == 3
+    assert _busiest_with_every_edge_tile(tile, 5000, 3000, 4096)[1] == [108, 109, 110, 111]
+    assert "four of the busiest blocks each compute three of 128 × 192's 40 edge tiles" in " ".join(V8_PAGE.split())
+    assert math.ceil(5000 / 128) == 40
 
 
 def test_k_does_not_change_the_choice() -> None:
