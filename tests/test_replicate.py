@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from test_benchmark import fake
 
-from matmul_bench import machine, replicate
-from matmul_site import results
+from matmul_bench import baseline, machine, replicate
+from matmul_site import results, versions
 
 
 def test_a_second_record_adds_a_run_to_each_figure_it_measures_again(tmp_path: Path) -> None:
@@ -36,15 +36,29 @@ def test_a_run_of_another_rotation_starts_the_figure_anew(tmp_path: Path) -> Non
     assert len(data["ladder"]["runs"]) == 1 and set(data["ladder"]["rows"]) == {"v3", "cublas"}
 
 
+NVJET = "nvjet_sm90_hsh_256x128_64x4_2x1_v_bz_coopB_TNN"
+
+
 def test_a_sweep_figure_started_anew_keeps_the_cublas_kernel_named_at_its_shape(tmp_path: Path) -> None:
+    out = tmp_path / "res" / "nvidia-h200.json"
     assert fake(tmp_path, "--sweep", "--sweep-shapes", "4096x4096x4096") == 0
-    data = results.load(tmp_path / "res" / "nvidia-h200.json")
-    named = {"name": "nvjet_sm90_hsh_256x128_64x4_2x1_v_bz_coopB_TNN", "decoded": None}
-    old = {**data["sweep"][0], "cublas_kernel": named}
-    new = copy.deepcopy(data["sweep"][0])
-    new["runs"][0]["rows"].pop(next(impl for impl in new["runs"][0]["rows"] if impl != results.CUBLAS))
-    assert replicate.rotation(new) != replicate.rotation(old)
-    assert replicate.add_run(old, new)["cublas_kernel"] == named
+    assert baseline.record(out, {"4096x4096x4096": {"kernel": NVJET}}) == 1
+    assert fake(tmp_path, "--sweep", "--sweep-shapes", "4096x4096x4096", "--torch-compile") == 0  # another rotation
+    (figure,) = results.load(out)["sweep"]
+    assert len(figure["runs"]) == 1 and versions.TORCH_COMPILE in figure["rows"]  # started anew
+    assert figure["cublas_kernel"]["name"] == NVJET
+
+
+def test_a_sweep_figure_started_anew_by_another_cublas_drops_the_kernel_the_old_one_named(tmp_path: Path) -> None:
+    old_path, new_path = tmp_path / "old.json", tmp_path / "new.json"
+    assert fake(tmp_path, "--sweep", "--sweep-shapes", "4096x4096x4096", "--out", str(old_path)) == 0
+    assert baseline.record(old_path, {"4096x4096x4096": {"kernel": NVJET}}) == 1
+    argv = ("--sweep", "--sweep-shapes", "4096x4096x4096", "--torch-compile", "--out", str(new_path))
+    assert fake(tmp_path, *argv) == 0
+    old, new = results.load(old_path), results.load(new_path)
+    old["software"]["cublas"], new["software"]["cublas"] = "13.1.0.3", "13.2.0.1"
+    (figure,) = replicate.merge_file(old, new)["sweep"]
+    assert len(figure["runs"]) == 1 and "cublas_kernel" not in figure
 
 
 def test_validation_fails_when_one_run_s_median_leaves_the_merged_interval(tmp_path: Path) -> None:

@@ -242,12 +242,13 @@ def merge_file(existing: dict[str, Any] | None, new: dict[str, Any]) -> dict[str
     the figure it measures again; then every figure merged anew."""
     merged = results.merge(existing, new)
     if existing is not None:
+        same_cublas = existing.get("software", {}).get("cublas") == new.get("software", {}).get("cublas")
         old = {key: figure for key, figure in _keyed(existing)}
         for section, index, figure in _places(merged):
             key = _key(section, figure)
             fresh = _find(new, section, key)
             if fresh is not None and key in old:
-                joined = add_run(old[key], fresh)
+                joined = add_run(old[key], fresh, same_cublas)
                 if section == "ladder":
                     merged["ladder"] = joined
                 else:
@@ -273,8 +274,13 @@ def _find(data: dict[str, Any], section: str, key: tuple[Any, ...]) -> dict[str,
     return next((f for s, _, f in _places(data) if s == section and _key(s, f) == key), None)
 
 
-def add_run(existing: dict[str, Any] | None, new_figure: dict[str, Any]) -> dict[str, Any]:
-    """A new run joins the figure it measures again (same rotation, same method); else it starts a new one."""
+def add_run(existing: dict[str, Any] | None, new_figure: dict[str, Any], same_cublas: bool = True) -> dict[str, Any]:
+    """A new run joins the figure it measures again (same rotation, same method); else it starts a new one.
+
+    A figure started anew keeps the cuBLAS kernel the old one named at its shape (``baseline``), unless the new
+    run's cuBLAS is another version (``same_cublas`` false): the name is cuBLAS's pick at the shape, whichever
+    of our kernels ran beside it, and another cuBLAS may pick another kernel.
+    """
     run = new_figure["runs"][0]
     if (
         existing is not None
@@ -283,6 +289,6 @@ def add_run(existing: dict[str, Any] | None, new_figure: dict[str, Any]) -> dict
     ):
         return {**copy.deepcopy(existing), "runs": [*copy.deepcopy(existing["runs"]), copy.deepcopy(run)]}
     fresh = copy.deepcopy(new_figure)
-    if existing is not None and existing.get("cublas_kernel") and not fresh.get("cublas_kernel"):
-        fresh["cublas_kernel"] = copy.deepcopy(existing["cublas_kernel"])  # cuBLAS's pick at the shape, not ours
+    if same_cublas and existing is not None and existing.get("cublas_kernel") and not fresh.get("cublas_kernel"):
+        fresh["cublas_kernel"] = copy.deepcopy(existing["cublas_kernel"])
     return fresh
