@@ -18,7 +18,7 @@ def test_the_table_gives_v7s_tile_and_the_models_pick_with_tiles_waves_and_round
     assert row[4] == f"{7.0 / chosen.time:.2f}"
 
 
-def test_the_table_shows_the_last_column_that_keeps_v7s_tile_at_3000x5000() -> None:
+def test_at_3000x5000_the_table_shows_v7s_last_column_and_keeps_v7s_tile() -> None:
     (row,) = tile_choices.rows([(3000, 5000, 4096)])
     assert row[1] == "480 tiles, 3.64 waves in 4 rounds: 0.91 of the slots; last column 136 of 256 wide"
     assert row[2] == "128 × 256" and row[4] == "1.00"

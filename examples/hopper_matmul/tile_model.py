@@ -25,8 +25,8 @@ them, and the kernel's time is that block's. Three things decide which tile the 
    plots/results/logs/v8-check*-2026-12-02.json) found such a tile slower than a full one: at N = 5000 the 648
    tiles of 128 x 192 (the last column 8 of 192 wide) took longer than the same 648 tiles, all full, at
    N = 5184. Why is not measured (TMA fills the part of a box past N with zeros; whether that costs is our
-   hypothesis). The model charges the busiest block ``EDGE_COST * e^2`` more tiles for each round of the last
-   column's tiles (``ceil(ceil(M / bm) / P)``, one up to M = 132 bm on the H200), e the share of the last column
+   hypothesis). The model charges the busiest block ``EDGE_COST * f^2`` more tiles for each round of the last
+   column's tiles (``ceil(ceil(M / bm) / P)``, one up to M = 132 bm on the H200), f the share of the last column
    past N. EDGE_COST = 0.45 is the least-squares fit of that curve to the five
    128 x 192 pairs of those checks that have the same tiles with and without an empty share (N = 5000, 5008,
    5056 against 5184; 4928, 4960 against 4992); tests/test_v8_tile_model.py refits it from the logs. 3000 x 5000
