@@ -27,7 +27,7 @@ them, and the kernel's time is that block's. Three things decide which tile the 
    N = 5184. Why is not measured (TMA fills the part of a box past N with zeros; whether that costs is our
    hypothesis). The model charges the busiest block ``EDGE_COST * f^2`` more tiles for each round of the last
    column's tiles (``ceil(ceil(M / bm) / P)``, one up to M = 132 bm on the H200), f the share of the last column
-   past N. EDGE_COST = 0.45 is the least-squares fit of that curve to the five
+   past N. EDGE_COST (below) is the least-squares fit of that curve to the five
    128 x 192 pairs of those checks that have the same tiles with and without an empty share (N = 5000, 5008,
    5056 against 5184; 4928, 4960 against 4992); tests/test_v8_tile_model.py refits it from the logs. 3000 x 5000
    was timed in two of those processes: the fit takes the edge log's time, and the other log's gives 0.38. Only
