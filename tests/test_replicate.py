@@ -6,6 +6,7 @@ The fake GPU (matmul_bench.fake) drives whole records on the CPU; the recorded f
 from __future__ import annotations
 
 import copy
+import json
 import time
 from pathlib import Path
 
@@ -169,3 +170,23 @@ def test_plan_prints_the_last_record_s_measured_time_from_the_results_file(tmp_p
     assert cli.main(["plan", "--ladder"]) == 0
     seconds = results.record_duration_s(data)
     assert seconds is not None and f"last record: {seconds / 60:.1f} minutes" in capsys.readouterr().out
+
+
+def test_the_last_record_s_time_counts_the_runs_that_measured_it_and_says_how_many_did_not(
+    tmp_path: Path, capsys, monkeypatch
+) -> None:
+    from matmul_bench import cli
+    from matmul_site import paths
+
+    assert fake(tmp_path, "--ladder", "--sweep", "--sweep-shapes", "4096x4096x4096") == 0
+    path = tmp_path / "res" / "nvidia-h200.json"
+    data = results.load(path)
+    timed = data["ladder"]["runs"][-1]["invocation_s"]
+    del data["sweep"][0]["runs"][-1]["invocation_s"]  # a sweep figure recorded before the clock existed
+    data["sweep"][0]["runs"][-1]["run_id"] = "older"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert results.record_duration_s(data) == pytest.approx(timed) and results.untimed_figures(data) == 1
+    monkeypatch.setenv(paths.ENV_RESULTS, str(path))
+    capsys.readouterr()
+    assert cli.main(["plan", "--ladder"]) == 0
+    assert f"{timed / 60:.1f} minutes" in (out := capsys.readouterr().out) and "not counting 1 figure whose" in out

@@ -62,7 +62,10 @@ def last_record_text() -> str:
         return f"  last record: unknown ({exc})"
     if seconds is None:
         return "  last record: its duration was not recorded (runs made before invocation_s)"
-    return f"  last record: {seconds / 60:.1f} minutes on the GPU that made the results file (measured)"
+    text = f"  last record: {seconds / 60:.1f} minutes on the GPU that made the results file (measured)"
+    untimed = results.untimed_figures(results.load_default())
+    figures = f"{untimed} figure{'s' if untimed != 1 else ''}"
+    return text + (f", not counting {figures} whose newest run predates invocation_s" if untimed else "")
 
 
 def _tryit(argv: list[str]) -> int:
