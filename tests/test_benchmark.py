@@ -170,6 +170,23 @@ def test_kernels_are_built_once_per_config_with_every_shape_they_meet() -> None:
     assert swept[0]["shapes"] == [[8192, 8192, 8192], [1024, 1024, 1024]] and swept[0]["check"]
 
 
+def test_a_rule_s_kernel_is_pinned_to_its_own_choice_beside_a_pinned_variant_of_the_same_class(monkeypatch) -> None:
+    # "v8 round 2": V8 (its rule picks the tile) and V8 pinned to 128 x 192, same file, class and shape. Each build
+    # reports the configuration it ran; only the rule's own answer may pin V8 for the timed processes.
+    steps = make("--steps", "v8 round 2", "--steps-file", str(EXAMPLES.parent.parent / "experiments" / "steps.py"))
+    specs = runner.build_specs(steps)
+    ruled = {"block_m": 128, "block_n": 256, "consumers": 2, "num_stages": 3, "block_k": 64, "swizzle_size": 16}
+
+    def build_all(specs: list[dict[str, Any]], jobs: int, timeout_s: float) -> list[dict[str, Any]]:
+        return [{"ok": True, "checks": [], "configs": {"8192x8192x8192": s["config"] or ruled}} for s in specs]
+
+    monkeypatch.setattr(runner.prebuild, "build_all", build_all)
+    assert [s["config"] is None for s in specs] == [True, False]  # the pinned variant answers last
+    (run,) = runner.build_and_check(steps).runs
+    configs = {impl.name: impl.config for impl in run.impls}
+    assert configs["v8"] == ruled and configs["v8-128x192"]["block_n"] == 192
+
+
 # --- aggregation: known answers from synthetic samples ---
 
 SPEC = plan.RunSpec(

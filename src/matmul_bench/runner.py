@@ -146,8 +146,9 @@ def build_and_check(plan: Plan) -> Plan:
                 wrong.append(f"{spec['name']} ({spec['cls']}) at {check['shape']}: {check['bad']} wrong elements")
         if not answer["ok"] and not wrong:
             failed.append(f"{spec['name']} ({spec['cls']}): {answer.get('error')}")
-        for shape, config in answer.get("configs", {}).items():
-            configs[(spec["file"], spec["cls"], shape)] = config
+        if spec["config"] is None:  # only an unpinned kernel's choice is pinned for it; a pinned one keeps its own
+            for shape, config in answer.get("configs", {}).items():
+                configs[(spec["file"], spec["cls"], shape)] = config
     if wrong:
         raise WrongResult("wrong results, nothing timed or written:\n  " + "\n  ".join(wrong))
     if failed:
