@@ -47,8 +47,7 @@ PROSE_ASSUMES: dict[str, dict[str, str]] = {
     },
     "chapters/v8.rst": {
         "v8@5120.step": "pays", "v8@3072.step": "pays", "v8@3000x5000x4096.step": "is at parity",
-        "v8@5000x3000x4096.step": "pays", "v8-128x192@8192.step": "is at parity",
-        "v8-128x192@16384x8192x1024.step": "is at parity",
+        "v8@5000x3000x4096.step": "pays",
         "v8-no-setmaxnreg.outcome": "exact",
     },
 }  # fmt: skip

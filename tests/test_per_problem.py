@@ -31,3 +31,20 @@ def test_the_rule_pins_one_kernel_per_configuration_and_remembers_the_last_it_us
     assert other is not big and ruled.last_config["block_m"] == ruled.last_config["block_n"] == 192
     assert common.tuned_config(ruled) == ruled.last_config
     assert other.script_cls.debug_schedule == matmul_v8.config_for(5120, 5120, 5120)
+
+
+def test_every_recorded_v8_row_ran_the_configuration_the_rule_picks_now() -> None:
+    """A change to the rule that moves a recorded shape's tile must come with that shape measured again."""
+    from matmul_site import results
+
+    data = results.load_default()
+    assert data is not None
+    figures = [data["ladder"], *data["sweep"], *data["steps"]]
+    checked = 0
+    for figure in figures:
+        shape = (figure["shape"]["m"], figure["shape"]["n"], figure["shape"]["k"])
+        for run in [figure, *figure["runs"]]:
+            if "v8" in run["rows"]:
+                assert run["rows"]["v8"]["config"] == matmul_v8.config_for(*shape), (figure.get("title"), shape)
+                checked += 1
+    assert checked > 0
