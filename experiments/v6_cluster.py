@@ -3,10 +3,10 @@
 # 256-row B tile and multicasts it into both blocks' shared memory. A stage may only be refilled once the
 # consumers of BOTH blocks have released it, so every consumer warp group arrives on the empty barrier of
 # both blocks (a remote arrive through mapa). Measured far slower than V6: see the V6 chapter.
-# The grid is a knob (grid_blocks, default one block per SM). A hypothesis not yet measured: fewer clusters of two
-# may fit on the GPU at once than 132 / 2 (a cluster's blocks must share a GPC, and GPCs hold uneven numbers of
-# SMs), so that the last clusters, whose tiles are fixed, run as a second wave. experiments/cluster_occupancy.py
-# asks the driver; the "clusters in smaller grids" steps run times smaller grids.
+# The grid is a knob (grid_blocks, default one block per SM). A hypothesis, since ruled out: fewer clusters of two
+# might fit on the GPU at once than 132 / 2 (a cluster's blocks must share a GPC), so that the last clusters would
+# run as a second wave. experiments/cluster_occupancy.py asked the driver on the H200: all 66 fit
+# (plots/results/logs/cluster-occupancy-2026-12-02.txt). The "clusters in smaller grids" steps run is unmeasured.
 
 import tilus
 from tilus import GlobalTensor, SharedTensor, float16, float32, int32

@@ -57,13 +57,14 @@ def last_record_text() -> str:
     from matmul_site import results
 
     try:
-        seconds = results.record_duration_s(results.load_default())
+        data = results.load_default()
     except results.ResultsError as exc:
         return f"  last record: unknown ({exc})"
+    seconds = results.record_duration_s(data)
     if seconds is None:
         return "  last record: its duration was not recorded (runs made before invocation_s)"
     text = f"  last record: {seconds / 60:.1f} minutes on the GPU that made the results file (measured)"
-    untimed = results.untimed_figures(results.load_default())
+    untimed = results.untimed_figures(data)
     figures = f"{untimed} figure{'s' if untimed != 1 else ''}"
     return text + (f", not counting {figures} whose newest run predates invocation_s" if untimed else "")
 
