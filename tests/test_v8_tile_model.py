@@ -163,14 +163,15 @@ def test_the_other_timing_of_3000x5000_fits_a_smaller_edge_cost_that_keeps_v7s_t
 
 
 def _busiest_with_every_edge_tile(tile: Tile, m: int, n: int, k: int) -> tuple[float, list[int]]:
-    """The model's time with the edge tiles each block really computes (V8's raster, groups of 16), and the
-    busiest blocks that compute the most edge tiles."""
+    """The model's time with the edge tiles each block really computes (V8's raster groups, from its TUNED), and
+    the busiest blocks that compute the most edge tiles."""
     rows, cols = math.ceil(m / tile.block_m), math.ceil(n / tile.block_n)
+    group = versions.get("v8").tuned["swizzle_size"]
     est = estimate(tile, m, n, k)
     load, edges = [0] * H100_SMS, [0] * H100_SMS
     for index in range(rows * cols):
         load[index % H100_SMS] += 1
-        edges[index % H100_SMS] += est.edge_empty > 0 and tile_of(index, rows, cols, 16)[1] == cols - 1
+        edges[index % H100_SMS] += est.edge_empty > 0 and tile_of(index, rows, cols, group)[1] == cols - 1
     busiest = max(ld + tile_model.EDGE_COST * est.edge_empty**2 * e for ld, e in zip(load, edges, strict=True))
     most = max(e for ld, e in zip(load, edges, strict=True) if ld == max(load))
     blocks = [b for b in range(H100_SMS) if load[b] == max(load) and edges[b] == most]
