@@ -16,6 +16,11 @@ EXPERIMENTS = paths.ROOT / "experiments"
 NUMBER_WORDS = "|".join(facts.NUMBER_WORDS)
 
 
+def page_words(page: str) -> str:
+    """A page's reStructuredText with its line breaks and runs of spaces read as single spaces."""
+    return " ".join((paths.DOCS_DIR / page).read_text(encoding="utf-8").split())
+
+
 def test_every_recorded_kept_label_is_the_steps_spec_s() -> None:
     data = results.load_default()
     if data is None:
@@ -115,7 +120,7 @@ def test_v8_page_edge_tile_claims_hold_in_every_log_that_timed_the_shape() -> No
     (full,) = (ms["128x192"] for ms in timings[(3000, 5184, 4096)].values())
     for n in (5056, 5000):
         assert all(full < ms["128x192"] for ms in timings[(3000, n, 4096)].values()), n
-    text = " ".join((paths.DOCS_DIR / "chapters" / "v8.rst").read_text(encoding="utf-8").split())
+    text = page_words("chapters/v8.rst")
     fastest = ", ".join(str(n) for m, n in V8_EDGE_FASTEST if m == 3000)
     slower = ", ".join(str(n) for m, n in V8_EDGE_SLOWER if m == 3000)
     assert f"(N = {fastest}, and with M and N swapped)" in text
@@ -130,7 +135,7 @@ def test_v8_page_build_times_are_the_range_its_logs_hold() -> None:
     built = [s for s in seconds if s > 2]  # below that, the build came from Tilus's cache on disk
     assert built
     assert (round(min(built)), round(max(built))) == (9, 16)
-    text = " ".join((paths.DOCS_DIR / "chapters" / "v8.rst").read_text(encoding="utf-8").split())
+    text = page_words("chapters/v8.rst")
     assert "took about 9 to 16 seconds" in text
 
 
@@ -139,7 +144,7 @@ def test_the_versions_the_sweep_times_run_one_tile_as_the_method_page_says() -> 
     data = results.load_default()
     if data is None:
         pytest.skip("no results file is committed")
-    method = " ".join((paths.DOCS_DIR / "method.rst").read_text(encoding="utf-8").split())
+    method = page_words("method.rst")
     assert "run one tile at all of its shapes, 128 × 256" in method
     tiles = {
         (impl, (row["config"]["block_m"], row["config"]["block_n"]))
@@ -156,7 +161,7 @@ def test_v3_page_register_arithmetic_follows_its_build() -> None:
     per_warp = -(-entry["registers"] * 32 // 256) * 256
     assert (entry["threads"], per_warp, 65536 // per_warp, 65536 // per_warp // (entry["threads"] // 32)) == (
         160, 5120, 12, 2)  # fmt: skip
-    text = " ".join((paths.DOCS_DIR / "chapters" / "v3.rst").read_text(encoding="utf-8").split())
+    text = page_words("chapters/v3.rst")
     assert "a warp takes 32 times that rounded up, 5,120, and 65,536 / 5,120 leaves room for 12 warps" in text
 
 
@@ -165,7 +170,7 @@ def test_v8_page_says_peers_have_not_run_only_while_the_sweep_has_no_peer_rows()
     data = results.load_default()
     if data is None:
         pytest.skip("no results file is committed")
-    text = " ".join((paths.DOCS_DIR / "chapters" / "v8.rst").read_text(encoding="utf-8").split())
+    text = page_words("chapters/v8.rst")
     assert "but have not run on our GPU yet" in text
     timed = {impl for figure in results.sweep_runs(data) for impl in figure["rows"]}
     ours = set(versions.names()) | {results.CUBLAS}
