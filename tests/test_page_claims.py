@@ -175,3 +175,24 @@ def test_v8_page_says_peers_have_not_run_only_while_the_sweep_has_no_peer_rows()
     timed = {impl for figure in results.sweep_runs(data) for impl in figure["rows"]}
     ours = set(versions.names()) | {results.CUBLAS}
     assert timed <= ours, f"peers were recorded ({sorted(timed - ours)}): reword the V8 page's sweep paragraph"
+
+
+def test_v4_page_dram_drop_exceeds_what_the_tile_alone_saves() -> None:
+    """docs/chapters/v4.rst: DRAM bytes fell by more than the quarter of loaded bytes the larger tile saves."""
+    data = results.load_default()
+    if data is None:
+        pytest.skip("no results file is committed")
+    text = " ".join((paths.DOCS_DIR / "chapters" / "v4.rst").read_text(encoding="utf-8").split())
+    assert "The drop in DRAM bytes is larger than the tile's quarter" in text
+    rows = data["ladder"]["rows"]
+    v3, v4 = (rows[name].get("counters") or {} for name in ("v3", "v4"))
+    if "dram_read_bytes" not in v3 or "dram_read_bytes" not in v4:
+        pytest.skip("the ladder has no DRAM counters")
+
+    def rows_per_output(config: dict[str, int]) -> float:  # operand rows a K step loads per output it computes
+        return (config["block_m"] + config["block_n"]) / (config["block_m"] * config["block_n"])
+
+    tile_ratio = rows_per_output(rows["v4"]["config"]) / rows_per_output(rows["v3"]["config"])
+    assert tile_ratio == 0.75  # the page's "a quarter fewer bytes" (128 x 128 to 128 x 256)
+    assert v4["dram_read_bytes"] < tile_ratio * v3["dram_read_bytes"]
+    assert v4["l2_hit_pct"] > v3["l2_hit_pct"]  # the page: the higher hit rate
