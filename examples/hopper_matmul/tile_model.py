@@ -65,9 +65,9 @@ import math
 from dataclasses import dataclass
 
 SM90_SHARED_BYTES = 227 * 1024  # dynamic shared memory one block may use on sm_90 (232448 bytes)
-# The register file is four banks of 16K 32-bit registers, one per SM sub-partition. Assumed (NVIDIA does not document
-# it): the warps of a block are dealt round-robin to the four, so the sub-partition with the most warps sets the
-# registers per thread.
+# The register file is four banks of 16K 32-bit registers, one per SM sub-partition. The launch counts a block's warps
+# in multiples of the four (as CUDA's cuda_occupancy.h does), so ceil(warps / 4) warps per bank set the registers
+# per thread, whichever sub-partition each warp lands on (NVIDIA does not document that mapping).
 REGISTERS_PER_SUBPARTITION = 16 * 1024
 SUBPARTITIONS = 4
 MAX_REGISTERS_PER_THREAD = 255
