@@ -12,7 +12,8 @@
 # - Three consumer warp groups and a producer warp are 13 warps, which the launch counts as 16 (a multiple of the
 #   four sub-partitions): 128 registers per thread for a 96-register accumulator, under the model's margin
 #   (accumulator + 40). So that tile's producer is a whole warp group that gives registers up with setmaxnreg
-#   (PTX that Tilus 0.2.0 has no instruction for): 40 for it, 152 per consumer. ptxas fits the build without it too (122, no spills: Try it).
+#   (PTX that Tilus 0.2.0 has no instruction for): 40 for it, 152 per consumer. ptxas fits the build without it
+#   too (122, no spills: Try it).
 # - Each tile takes as many pipeline stages as fit next to its C staging in 227 KB: 3, 3, 4, 6 and 3.
 # - Tilus 0.2.0 would split a 192-wide WGMMA into three 64-wide ones; tilus_fixes.py (fix 4) issues m64n192k16.
 
