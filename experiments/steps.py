@@ -76,6 +76,13 @@ VARIANTS: dict[str, tuple[str, str, dict[str, Any] | None, str]] = {
         dict(cfg(128, 192, 64, 4, 16), consumers=2),
         "V8 pinned to 128 x 192 with four stages, whatever the model picks",
     ),
+    # What the model picked at 3000 x 7000 x 5000 before it learned the L2 bound of rows off the 32-byte sectors.
+    "v8-256x128": (
+        "matmul_v8.py",
+        "MatmulV8",
+        dict(cfg(256, 128, 64, 3, 16), consumers=2),
+        "V8 pinned to 256 x 128, the model's pick before its L2 bound for K % 16 != 0",
+    ),
 }
 RUNS: dict[str, dict[str, Any]] = {
     "round 1": {
@@ -197,6 +204,25 @@ RUNS: dict[str, dict[str, Any]] = {
         "after": "v7",
         "title": "a tile chosen per problem, at 5000x3000x4096 (M and N swapped)",
         "shape": (5000, 3000, 4096),
+        "baseline": "v7",
+        "variants": ["v7", "v8"],
+        "kept": ["v8"],
+    },
+    # K = 5000 puts every other row of A and B 16 bytes into an L2 sector: TMA's loads bind the kernel to L2 (the
+    # tile model's fourth term), and the model now picks the tile that loads the fewest bytes.
+    "v8 ragged K": {
+        "after": "v7",
+        "title": "a tile chosen per problem, at 3000x7000x5000 (operand rows off the 32-byte sectors)",
+        "shape": (3000, 7000, 5000),
+        "baseline": "v7",
+        "variants": ["v7", "v8-256x128", "v8"],
+        "kept": ["v8"],
+    },
+    # N % 8 != 0: C's rows cannot be stored by TMA, so V7 and V8 copy them out with the consumers' own threads.
+    "v8 odd N": {
+        "after": "v7",
+        "title": "an odd N, 4096x4095x4096: C's rows copied out by the consumers, not by TMA",
+        "shape": (4096, 4095, 4096),
         "baseline": "v7",
         "variants": ["v7", "v8"],
         "kept": ["v8"],

@@ -1,4 +1,4 @@
-"""V8's menu under compute-sanitizer: every tile, pinned, checked at two ragged shapes.
+"""V8's menu under compute-sanitizer: every tile, pinned, checked at three ragged shapes.
 
     compute-sanitizer --tool racecheck python experiments/v8_sanitize.py
     compute-sanitizer --tool memcheck python experiments/v8_sanitize.py
@@ -20,7 +20,8 @@ from matmul_v8 import TUNED, MatmulV8  # noqa: E402
 import common  # noqa: E402
 import tile_model  # noqa: E402
 
-SHAPES = ((1000, 3000, 520), (129, 257, 64))
+# Ragged M, N and K; a tiny M with N % 8 = 1 (C copied out by the consumers); the copy-out path again with 17 K-tiles.
+SHAPES = ((1000, 3000, 520), (129, 257, 64), (200, 1001, 1032))
 
 
 def main() -> int:

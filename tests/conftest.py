@@ -65,4 +65,5 @@ BUILD_TEST_MODULES = {
     "test_v7_variants_build.py",
     "test_tryit_build.py",
     "test_v7_build.py",
+    "test_epilogue_build.py",
 }

@@ -42,7 +42,7 @@ def build_config(version: str) -> dict[str, Any]:
 
 
 def _build(version: str) -> buildcheck.BuildReport:
-    return buildcheck.build_sm90a(kernel_class(version), build_config(version), *BUILD_SHAPE)
+    return buildcheck.build_sm90a(kernel_class(version), build_config(version), *BUILD_SHAPE, sass=True)
 
 
 @functools.cache
@@ -59,13 +59,13 @@ def _pending() -> dict[str, Future[buildcheck.BuildReport]]:
 
 
 def _build_experiment(
-    path: str, cls: str, config: dict[str, Any], shape: tuple[int, int, int]
+    path: str, cls: str, config: dict[str, Any], shape: tuple[int, int, int], sass: bool = False
 ) -> buildcheck.BuildReport:
     spec = importlib.util.spec_from_file_location(Path(path).stem, path)  # by path: experiments/ is no package
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return buildcheck.build_sm90a(getattr(module, cls), config, *shape)
+    return buildcheck.build_sm90a(getattr(module, cls), config, *shape, sass=sass)
 
 
 @functools.cache
@@ -85,9 +85,9 @@ def built_experiment(name: str) -> buildcheck.BuildReport:
     return _experiments()[name].result()
 
 
-# Experiments whose builds a test module inspects: name -> (file, class, config, shape). The test module fills
-# this when it is imported (at collection), so conftest's start() builds them with the versions.
-EXPERIMENT_BUILDS: dict[str, tuple[str, str, dict[str, Any], tuple[int, int, int]]] = {}
+# Experiments whose builds a test module inspects: name -> (file, class, config, shape[, disassemble]). The test
+# module fills this when it is imported (at collection), so conftest's start() builds them with the versions.
+EXPERIMENT_BUILDS: dict[str, tuple[Any, ...]] = {}
 
 
 def built(version: str) -> buildcheck.BuildReport:

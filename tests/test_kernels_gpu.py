@@ -1,7 +1,10 @@
 """Every kernel version computes C = A @ B^T correctly on a Hopper GPU, and refuses bad input without touching C.
 
 Each (version, shape) runs on fresh random inputs into a NaN-poisoned C and is compared element by element
-with a float64 reference (common.check). Versions are found by convention, so later versions are covered too.
+with a float64 reference (common.check). The shapes are the kernels' own (common.CHECK_SHAPES) and a seeded draw
+over every N % 8, ragged and whole K-tiles, K from 8 to past 4096, and M from a few rows to past 8192 (DRAWN_SHAPES).
+A failure names the shape, the first wrong element and the input seed (HOPPER_MATMUL_SEED=<seed> reruns those
+inputs). Versions are found by convention, so later versions are covered too.
 Each version is pinned to its measured configuration (its kernel file's TUNED), and every (version, shape) is
 built up front in parallel processes (matmul_bench.prebuild): Tilus caches the builds on disk, so the tests load
 them instead of compiling every configuration of the autotune space one after another (about 10 s each).
@@ -10,6 +13,7 @@ them instead of compiling every configuration of the autotune space one after an
 from __future__ import annotations
 
 import os
+import random
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -47,10 +51,25 @@ def spec(version: int, shapes: list[tuple[int, int, int]]) -> dict[str, Any]:
             "config": TUNED.get(f"v{version}"), "shapes": [list(s) for s in shapes], "check": False}  # fmt: skip
 
 
+def drawn_shapes(seed: int = 27) -> list[tuple[int, int, int]]:
+    """One shape per N % 8 (0 to 7), M and K drawn so that the eight cover tiny, ragged and large M and every kind
+    of K: 8 (one partial K-tile), ragged K-tiles below 1024, whole K-tiles, and ragged and whole K past 4096."""
+    rng = random.Random(seed)
+    ms = [rng.randint(1, 15), rng.randint(65, 127), 2 * rng.randint(500, 1500) + 1, rng.randint(2049, 4095),
+          8192 + rng.randint(1, 255)]  # fmt: skip
+    ks = [8, 64 * rng.randint(1, 8) + 8 * rng.randint(1, 7), 64 * rng.randint(8, 40),
+          4096 + 8 * rng.randint(1, 7), 64 * rng.randint(65, 80)]  # fmt: skip
+    rows = [1, 0, 2, 4, 3, 2, 0, 4]  # the M of each N % 8: a tiny M meets odd and even N
+    return [(ms[rows[r]], 8 * rng.randint(32, 640) + r, ks[r % len(ks)]) for r in range(8)]
+
+
+DRAWN_SHAPES = drawn_shapes()
+
+
 @pytest.fixture(scope="session")
 def kernels() -> dict[int, Any]:
     """One pinned instance per version, every (version, shape) built first, in parallel processes."""
-    specs = [spec(v, [shape]) for v in versions() for shape in common.CHECK_SHAPES]
+    specs = [spec(v, [shape]) for v in versions() for shape in (*common.CHECK_SHAPES, *DRAWN_SHAPES)]
     answers = prebuild.build_all(specs, jobs=os.cpu_count() or 4, timeout_s=900)
     for s, answer in zip(specs, answers, strict=True):
         if not answer["ok"]:  # the test of that version builds it again and reports the real error
@@ -59,7 +78,13 @@ def kernels() -> dict[int, Any]:
 
 
 V = [pytest.param(v, id=f"v{v}") for v in versions()]
-SHAPES = [pytest.param(shape, id="x".join(map(str, shape))) for shape in common.CHECK_SHAPES]
+SHAPES = [pytest.param(shape, id="x".join(map(str, shape))) for shape in (*common.CHECK_SHAPES, *DRAWN_SHAPES)]
+
+
+def input_seed() -> int:
+    """Fresh inputs every run, unless HOPPER_MATMUL_SEED names the seed of a failure to reproduce."""
+    chosen = os.environ.get("HOPPER_MATMUL_SEED")
+    return int(chosen) if chosen else int.from_bytes(os.urandom(4), "little")
 
 
 @pytest.mark.parametrize("shape", SHAPES)
@@ -67,9 +92,9 @@ SHAPES = [pytest.param(shape, id="x".join(map(str, shape))) for shape in common.
 def test_version_matches_float64_reference_on_every_element(
     kernels: dict[int, Any], version: int, shape: tuple[int, int, int]
 ) -> None:
-    seed = int.from_bytes(os.urandom(4), "little")  # fresh inputs every run; the seed reproduces a failure
+    seed = input_seed()
     result = common.check(kernels[version], *shape, seed=seed)
-    assert result.ok, f"V{version} {shape} seed={seed}: {result.bad} bad elements, max |err| {result.max_abs_err:.3g}"
+    assert result.ok, f"V{version} {result.describe()} (HOPPER_MATMUL_SEED={seed})"
 
 
 def half(*shape: int) -> torch.Tensor:
@@ -104,8 +129,9 @@ def test_version_refuses_bad_input_and_leaves_c_untouched(kernels: dict[int, Any
 
 # V8 picks its tile per problem, so the shapes above reach only the tiles its model picks there. Each tile of its
 # menu is pinned here and checked where edges are ragged: M and N multiples of no tile, a tiny M with N % 8 != 0
-# (C leaves from registers), a K shorter than the ring (fewer K-tiles than stages), and one large problem.
-MENU_SHAPES = [(1000, 3000, 520), (129, 257, 64), (1000, 3000, 128), (5120, 5120, 5120)]
+# (C copied out by the consumers), the same path over 17 K-tiles, a K shorter than the ring (fewer K-tiles than
+# stages), and one large problem. experiments/v8_sanitize.py runs the first three under compute-sanitizer.
+MENU_SHAPES = [(1000, 3000, 520), (129, 257, 64), (200, 1001, 1032), (1000, 3000, 128), (5120, 5120, 5120)]
 
 
 V8_FILE = KERNEL_DIR / "matmul_v8.py"
@@ -140,6 +166,6 @@ def menu_kernels() -> dict[str, Any]:
 def test_every_tile_of_v8s_menu_matches_float64_at_ragged_shapes(
     menu_kernels: dict[str, Any], name: str, shape: tuple[int, int, int]
 ) -> None:
-    seed = int.from_bytes(os.urandom(4), "little")
+    seed = input_seed()
     result = common.check(menu_kernels[name], *shape, seed=seed)
-    assert result.ok, f"V8 {name} {shape} seed={seed}: {result.bad} bad elements, max |err| {result.max_abs_err:.3g}"
+    assert result.ok, f"V8 {name} {result.describe()} (HOPPER_MATMUL_SEED={seed})"

@@ -198,9 +198,44 @@ def test_the_raster_gives_four_busiest_blocks_three_edge_tiles_at_5000x3000() ->
     assert math.ceil(5000 / 128) == 40
 
 
-def test_k_does_not_change_the_choice() -> None:
+def test_k_does_not_change_the_choice_while_rows_stay_on_sectors() -> None:
     for m, n in [(5120, 5120), (3000, 5000), (8192, 8192), (2048, 7000), (12000, 2100)]:
-        assert len({choose(m, n, k) for k in (64, 520, 4096, 65536)}) == 1
+        assert len({choose(m, n, k) for k in (64, 528, 4096, 65536)}) == 1
+
+
+RAGGED_K_LOG = "v8-check-ragged-k-2026-12-02.json"
+
+
+def _misaligned_fit() -> float:
+    """MISALIGNED_FLOP_PER_BYTE by least squares: each tile's time at K = 5000 and 5016 (rows off the sectors) in units
+    of the 128 x 256 tile's at K = 5056, against its loaded bytes over 2 * 128 * 256 * K * P."""
+    ms = {shape: by_log[RAGGED_K_LOG] for shape, by_log in v8_checks.medians((RAGGED_K_LOG,)).items()}
+    m, n, aligned = 3072, 7168, 5056
+    unit = ms[(m, n, aligned)]["128x256"] / estimate(tile_model.REFERENCE, m, n, aligned).time
+    points = []
+    for k in (5000, 5016):
+        for tile in tile_model.CANDIDATES:
+            bound = estimate(tile, m, n, k).loaded_bytes / (2 * 128 * 256 * k * 132)
+            points.append((bound, ms[(m, n, k)][tile.name] / (unit * k / aligned)))
+    return sum(x * y for x, y in points) / sum(x * x for x, _ in points)
+
+
+def test_misaligned_flop_per_byte_is_the_fit_to_the_ragged_k_check() -> None:
+    assert _misaligned_fit() == pytest.approx(tile_model.MISALIGNED_FLOP_PER_BYTE, abs=1)
+
+
+def test_rows_off_the_sectors_make_the_ragged_k_check_pick_its_fastest_tile() -> None:
+    """At 3072 x 7168 the check measured 192 x 192 fastest at K = 5000 and 5016 and 128 x 192 at 5056; the model
+    agrees, and at 3000 x 7000 x 5000 (issue 27's shape) it leaves the 256 x 128 it took before the L2 bound."""
+    timings = {shape: by_log[RAGGED_K_LOG] for shape, by_log in v8_checks.medians((RAGGED_K_LOG,)).items()}
+    for k in (5000, 5016, 5056):
+        measured = timings[(3072, 7168, k)]
+        fastest = min((t.name for t in tile_model.CANDIDATES), key=measured.__getitem__)
+        assert choose(3072, 7168, k).name == fastest
+    assert choose(3000, 7000, 5000).name == "192x192"
+    wide = BY_NAME["256x128"]
+    assert estimate(wide, 3000, 7000, 5000).l2_bound > 0
+    assert estimate(wide, 3000, 7000, 5056).l2_bound == 0
 
 
 def test_fewer_sms_change_the_waves() -> None:

@@ -27,6 +27,7 @@ CHECK_SHAPES: tuple[tuple[int, int, int], ...] = (
     (1000, 3000, 520),  # M, N not multiples of any tile; K not a multiple of block_k
     (129, 257, 64),
     (8192, 8192, 8192),
+    (3001, 4999, 4104),  # N % 8 = 7: C's rows do not start on 16 bytes, so TMA cannot store them
 )
 # fp16 output of an fp32 sum: half-precision rounding (2**-11 relative) dominates.
 ATOL, RTOL = 1e-3, 2e-3
@@ -65,7 +66,8 @@ def validate_operands(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor | None =
     if min(m, n, k) == 0:
         raise ValueError(f"empty problem {m}x{n}x{k}: M, N and K must be positive")
     if k % 8:
-        raise ValueError(f"K = {k} is not a multiple of 8: TMA needs 16-byte row strides; pad K to {k + 8 - k % 8}")
+        raise ValueError(f"K = {k} is not a multiple of 8: TMA needs 16-byte row strides; pad K to {k + 8 - k % 8} "
+                         "(zero columns appended to both A and B leave C unchanged)")  # fmt: skip
     if a.device != b.device:
         raise ValueError(f"A is on {a.device} and B on {b.device}; put both on one GPU")
     if c is not None:
@@ -102,10 +104,21 @@ class CheckResult:
     shape: tuple[int, int, int]
     max_abs_err: float
     bad: int  # elements outside tolerance, NaN included
+    # The first wrong element in row-major order, as (row, column, kernel's value, float64 reference), or None.
+    first_bad: tuple[int, int, float, float] | None = None
 
     @property
     def ok(self) -> bool:
         return self.bad == 0
+
+    def describe(self) -> str:
+        """One line for a report: the shape, how many elements are wrong, and the first of them."""
+        m, n, k = self.shape
+        if self.ok:
+            return f"{m}x{n}x{k}: ok, max |err| {self.max_abs_err:.2e}"
+        row, col, got, want = self.first_bad or (0, 0, math.nan, math.nan)
+        return (f"{m}x{n}x{k}: {self.bad} of {m * n} elements wrong, the first C[{row}, {col}] = {got:.6g} "
+                f"(float64: {want:.6g}); max |err| {self.max_abs_err:.3g}")  # fmt: skip
 
 
 def check(kernel: Callable[..., Any], m: int, n: int, k: int, seed: int | None = None) -> CheckResult:
@@ -118,7 +131,12 @@ def check(kernel: Callable[..., Any], m: int, n: int, k: int, seed: int | None =
     err = (c.double() - ref).abs()
     bad = ~(err <= ATOL + RTOL * ref.abs())  # NaN compares False, so it counts as bad
     max_err = err.nan_to_num(nan=math.inf).max().item()
-    return CheckResult((m, n, k), max_err, int(bad.sum().item()))
+    count = int(bad.sum().item())
+    first = None
+    if count:
+        row, col = (int(i) for i in bad.nonzero()[0])
+        first = (row, col, float(c[row, col].item()), float(ref[row, col].item()))
+    return CheckResult((m, n, k), max_err, count, first)
 
 
 def time_ms(fn: Callable[[], Any], warmup: int = 10, repeats: int = 50) -> float:
@@ -190,8 +208,7 @@ def run_main(kernel: Callable[..., Any], title: str, shapes: Sequence[tuple[int,
     print(f"{name}, {title}, on {torch.cuda.get_device_name()}")
     for m, n, k in shapes:
         result = check(kernel, m, n, k)
-        status = "ok" if result.ok else f"FAILED ({result.bad} bad elements)"
-        print(f"  check {m}x{n}x{k}: max |err| {result.max_abs_err:.2e}  {status}")
+        print(f"  check {result.describe()}" if result.ok else f"  check FAILED: {result.describe()}")
         if not result.ok:
             raise SystemExit(1)
     m, n, k = BENCH_SHAPE

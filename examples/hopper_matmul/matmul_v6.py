@@ -100,7 +100,7 @@ class MatmulV6(tilus.Script):
                     )
                     self.tma.global_to_shared(src=gb, dst=sb[stage], offsets=[offset_n, offset_k], mbarrier=full)
 
-        # TMA addresses global rows in 16-byte steps: with N % 8 != 0, C's rows are stored from registers.
+        # TMA needs 16-byte global row strides: with N % 8 != 0 the consumers copy C out themselves (epilogue).
         # Consumer warp groups: the same code, each on its own rows.
         self.consumer(0, pipe, raster, sa, sb, sc, gc, k_size, n_size % 8 == 0)
         self.consumer(1, pipe, raster, sa, sb, sc, gc, k_size, n_size % 8 == 0)
@@ -137,20 +137,27 @@ class MatmulV6(tilus.Script):
                 pipe.consumer_release()
 
                 offsets = [self.block_m * tile_m + group * self.group_m, self.block_n * tile_n]
-                if not tma_store:
-                    self.store_global(gc, self.cast(acc, dtype=float16), offsets=offsets)
-                else:
-                    # Epilogue: the previous tile's TMA store must have finished reading the staging buffer...
+                # Epilogue: the previous tile's TMA stores must have finished reading the staging memory...
+                if tma_store:
                     with self.thread_group(thread_begin=0, num_threads=32):
                         self.tma.wait_group(0, read=True)
-                    self.sync()  # ...before any thread of the group overwrites it
-                    self.store_shared(sc[group], self.cast(acc, dtype=float16))
+                self.sync()  # ...(or the group's own threads, below) before any thread of the group overwrites it
+                staged = sc[group]
+                self.store_shared(staged, self.cast(acc, dtype=float16))
+                if tma_store:
                     self.fence.proxy_async(space="shared")  # make the generic-proxy writes visible to TMA
-                    self.sync()  # every row is in the buffer
+                self.sync()  # every row is in shared memory
+                if tma_store:
                     # One warp hands the buffer to TMA and the group returns to MMAs; the store drains meanwhile.
                     with self.thread_group(thread_begin=0, num_threads=32):
                         self.tma.shared_to_global(sc[group], gc, offsets=offsets)
                         self.tma.commit_group()
+                else:
+                    # TMA needs 16-byte row strides; C's rows are not: the group's own threads copy the rows out,
+                    # each warp 32 neighbouring elements of a row per store, masked at M and N (the chapter's cost).
+                    rows = self.load_shared(staged)
+                    self.annotate_layout(rows, self.cuda.default_register_layout(4, float16, staged.shape, 1))
+                    self.store_global(gc, rows, offsets=offsets)
             # The block may not exit while TMA still reads its shared memory: wait (without read=True)
             # until its last store has completed, writes to global memory included.
             with self.thread_group(thread_begin=0, num_threads=32):

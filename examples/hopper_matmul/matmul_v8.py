@@ -102,7 +102,7 @@ class MatmulV8(tilus.Script):
             with self.thread_group(thread_begin=self.producer, num_threads=32):
                 self.produce(pipe, raster, ga, gb, sa, sb, k_size)
 
-        # TMA addresses global rows in 16-byte steps: with N % 8 != 0, C's rows are stored from registers.
+        # TMA needs 16-byte global row strides: with N % 8 != 0 the consumers copy C out themselves (epilogue).
         # Consumer warp groups: the same code, each on its own rows.
         self.consumer(0, pipe, raster, sa, sb, sc, gc, k_size, n_size % 8 == 0)
         self.consumer(1, pipe, raster, sa, sb, sc, gc, k_size, n_size % 8 == 0)
@@ -169,20 +169,19 @@ class MatmulV8(tilus.Script):
                 pipe.consumer_release()
 
                 offsets = [self.block_m * tile_m + group * self.group_m, self.block_n * tile_n]
-                if not tma_store:
-                    self.store_global(gc, self.cast(acc, dtype=float16), offsets=offsets)
-                else:
-                    # Epilogue: the previous tile's TMA stores must have finished reading the staging chunks...
+                # Epilogue: the previous tile's TMA stores must have finished reading the staging memory...
+                if tma_store:
                     with self.thread_group(thread_begin=0, num_threads=32):
                         self.tma.wait_group(0, read=True)
-                    self.sync()  # ...before any thread of the group overwrites them
-                    # The group's chunks seen as one group_m x block_n tile: chunk j holds columns [64 j, 64 j + 64).
-                    tile_view = self.reshape_shared(
-                        sc.permute([0, 2, 1, 3]), [self.consumers, self.group_m, self.block_n]
-                    )
-                    self.store_shared(tile_view[group], self.cast(acc, dtype=float16))
+                self.sync()  # ...(or the group's own threads, below) before any thread of the group overwrites it
+                # The group's chunks seen as one group_m x block_n tile: chunk j holds columns [64 j, 64 j + 64).
+                view = self.reshape_shared(sc.permute([0, 2, 1, 3]), [self.consumers, self.group_m, self.block_n])
+                staged = view[group]
+                self.store_shared(staged, self.cast(acc, dtype=float16))
+                if tma_store:
                     self.fence.proxy_async(space="shared")  # make the generic-proxy writes visible to TMA
-                    self.sync()  # every chunk is in shared memory
+                self.sync()  # every row is in shared memory
+                if tma_store:
                     # One warp hands the chunks to TMA, one store each, and the group returns to MMAs.
                     with self.thread_group(thread_begin=0, num_threads=32):
                         for chunk in range(self.block_n // CHUNK):
@@ -190,6 +189,12 @@ class MatmulV8(tilus.Script):
                                 sc[group, chunk], gc, offsets=[offsets[0], offsets[1] + chunk * CHUNK]
                             )
                         self.tma.commit_group()
+                else:
+                    # TMA needs 16-byte row strides; C's rows are not: the group's own threads copy the rows out,
+                    # each warp 32 neighbouring elements of a row per store, masked at M and N (the chapter's cost).
+                    rows = self.load_shared(staged)
+                    self.annotate_layout(rows, self.cuda.default_register_layout(4, float16, staged.shape, 1))
+                    self.store_global(gc, rows, offsets=offsets)
             # The block may not exit while TMA still reads its shared memory: wait (without read=True)
             # until its last store has completed, writes to global memory included.
             with self.thread_group(thread_begin=0, num_threads=32):

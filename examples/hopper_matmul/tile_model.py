@@ -33,13 +33,26 @@ them, and the kernel's time is that block's. Three things decide which tile the 
    was timed in two of those processes: the fit takes the edge log's time, and the other log's gives 0.38. Only
    N is charged: the checks varied N, and an edge in M is untested.
 
+4. **Operand rows off the 32-byte sectors.** A row of A or B is ``2 K`` bytes long; when K is not a multiple of 16
+   every other row starts 16 bytes into an L2 sector. The GPU check of every tile at 3072 x 7168 with K = 5000, 5016
+   (rows off the sectors) and 5056 (all rows on them; logs plots/results/logs/v8-check-ragged-k-2026-12-02.*) found
+   every tile 15 to 65% slower off the sectors, and ncu (128 x 192 at K = 5000 against 5056) showed why: the TMA
+   loads made three times as many L2 read requests for the same data, 38% more sectors, and L2 ran at 91% of its
+   peak throughput instead of 71%. K = 5024 (rows on sectors, a partial last K-tile) cost 1 to 2%: the partial
+   K-tile is not what costs. Off the sectors every tile then moved its operands at 5.3 to 6.4 TB/s: the kernel is
+   bound by L2, a resource all SMs share, so its time is at least all the operand bytes its tiles load (rows past M
+   and N are not loaded: TMA fills them with zeros) over that rate, however the tiles fall into waves. In the
+   model's units that bound is ``bytes * MISALIGNED_FLOP_PER_BYTE / (2 * 128 * 256 * K * P)``: the FLOPs a
+   128 x 256 tile does per operand byte L2 delivers, fitted (least squares) to the ten (tile, K) timings of that
+   check, each in units of that check's 128 x 256 time at K = 5056. So at such K the model prefers the tile that
+   loads the fewest bytes, usually 192 x 192.
+
 The predicted time of a candidate, in units of one full-efficiency 128 x 256 tile, is
 
-    (rounds + edge_rounds) * (bm * bn) / (128 * 256) * cost_per_flop(tile) / cost_per_flop(128 x 256)
+    max((rounds + edge_rounds) * (bm * bn) / (128 * 256) * cost_per_flop(tile) / cost_per_flop(128 x 256), l2_bound)
 
-and :func:`choose` takes the smallest (the first of the menu on a tie). K multiplies every term alike,
-so it scales every candidate's time by the same factor and never changes the choice; it is an argument
-so that the estimate can report bytes and FLOPs. The L2 footprint and DRAM traffic are left out: with
+and :func:`choose` takes the smallest (the first of the menu on a tie). Apart from whether K is a multiple of 16,
+K multiplies every term alike and never changes the choice. The L2 footprint and DRAM traffic are left out: with
 V7's raster groups a wave reads about 0.001 bytes of DRAM per FLOP (16 A panels and 9 B panels for 132
 tiles of 128 x 256), a fifth of what the H200's 4.8 TB/s could feed at 989 TFLOPS.
 
@@ -83,6 +96,11 @@ REGISTER_HEADROOM = 40
 PRODUCER_REGISTERS = 40
 # Cost of moving one operand byte (L2 -> shared, or shared -> tensor cores) in FLOPs, fitted as the docstring says.
 OPERAND_BYTE_COST = 23.9
+# Operand rows start on 32-byte L2 sectors when K is a multiple of this many fp16 elements.
+SECTOR_ELEMENTS = 16
+# FLOPs of a 128 x 256 tile's main loop per operand byte L2 delivers when rows are off the sectors: fitted as the
+# docstring says (4.).
+MISALIGNED_FLOP_PER_BYTE = 124.0
 # Extra time of a tile of the last column, per (share of it past N)^2, in units of that tile's main loop: fitted to
 # V8's edge checks (the docstring says how). A last column 8 of 192 columns wide costs 0.41 of a tile more.
 EDGE_COST = 0.45
@@ -272,7 +290,23 @@ class Estimate:
     def time(self) -> float:
         """Predicted time in units of one 128 x 256 tile's main loop at the reference cost per FLOP."""
         area = self.tile.block_m * self.tile.block_n / (REFERENCE.block_m * REFERENCE.block_n)
-        return (self.rounds + self.edge_rounds) * area * self.tile.cost_per_flop / REFERENCE.cost_per_flop
+        steady = (self.rounds + self.edge_rounds) * area * self.tile.cost_per_flop / REFERENCE.cost_per_flop
+        return max(steady, self.l2_bound)
+
+    @property
+    def loaded_bytes(self) -> int:
+        """Operand bytes all tiles load from L2, rows past M and N left out (TMA does not read them)."""
+        columns, rows = math.ceil(self.n / self.tile.block_n), math.ceil(self.m / self.tile.block_m)
+        return 2 * self.k * (columns * self.m + rows * self.n)
+
+    @property
+    def l2_bound(self) -> float:
+        """The least time L2 allows when operand rows are off the 32-byte sectors (0 when they are on them), in the
+        units of :attr:`time`."""
+        if self.k % SECTOR_ELEMENTS == 0:
+            return 0.0
+        reference_flops = 2 * REFERENCE.block_m * REFERENCE.block_n * self.k
+        return self.loaded_bytes * MISALIGNED_FLOP_PER_BYTE / (reference_flops * self.num_sms)
 
 
 def _check_problem(m: int, n: int, k: int, num_sms: int) -> None:

@@ -212,6 +212,25 @@ def sass_facts(sass: str) -> dict[str, dict[str, int]]:
     return {"sass": families, "hgmma": dict(sorted(hgmma.items())), "depbar": dict(sorted(depbar.items()))}
 
 
+def early_accumulator_reads(sass: str) -> list[str]:
+    """Instructions that read WGMMA results before the wait that retires them: an F2FP (fp32 -> fp16 conversion of
+    the accumulator) or a store after an HGMMA and before the next ``WARPGROUP.DEPBAR.LE gsb0, 0x0``.
+
+    PTX forbids touching an accumulator before ``wgmma.wait_group`` retires its MMAs, and Tilus emits the wait
+    first; ptxas 13.0 still scheduled the conversions of V6 to V8's register epilogue above the final wait (N % 8
+    != 0, the build that spilled), so C missed part of the last K-tile. Only the disassembly shows it.
+    """
+    early, pending = [], False
+    for op, operands in sass_instructions(sass):
+        if op.startswith("HGMMA"):
+            pending = True
+        elif op.startswith("WARPGROUP.DEPBAR") and operands.replace(" ", "").endswith(",0x0"):
+            pending = False
+        elif pending and op.split(".")[0] in ("F2FP", "STS", "STSM", "STG"):
+            early.append(f"{op} {operands}")
+    return early
+
+
 # --- the build record behind each chapter's budget box -----------------------------------------------
 
 _LAUNCH = re.compile(r"<<<(dim3\(.*?\)), dim3\((\d+), 1, 1\), (\d+), ")

@@ -83,7 +83,7 @@ def build_one(spec: dict[str, Any]) -> dict[str, Any]:
         if spec.get("check"):
             result = common.check(kernel, m, n, k)
             answer["checks"].append({"shape": key, "ok": result.ok, "bad": result.bad,
-                                     "max_abs_err": result.max_abs_err})  # fmt: skip
+                                     "max_abs_err": result.max_abs_err, "report": result.describe()})  # fmt: skip
             answer["ok"] = answer["ok"] and result.ok
         else:
             # M is a run-time argument: any M builds (N, K); a per-problem rule is asked at the real M.

@@ -1,0 +1,69 @@
+"""The epilogue reads the accumulator only after the last WGMMA has retired, in every build (SASS, on the CPU).
+
+V6 to V8 once returned wrong C whenever N % 8 != 0: their epilogue for rows TMA cannot store converted the
+accumulator from registers, and ptxas scheduled those conversions above the final ``WARPGROUP.DEPBAR.LE gsb0, 0x0``
+although the PTX had them after ``wgmma.wait_group 0`` (buildcheck.early_accumulator_reads). Each version's build
+(tests/kernel_builds.py: N % 8 == 0, C leaves by TMA) and, for the versions with a second epilogue for N % 8 != 0,
+builds at such an N are disassembled and checked; the GPU suite checks the results themselves.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import kernel_builds
+from kernel_builds import build_config, kernel_class
+from matmul_bench import buildcheck
+from matmul_site import versions
+
+pytestmark = pytest.mark.slow
+
+# N % 8 = 7 (C's rows 2-byte aligned), M a multiple of no tile, a partial last K-tile; M = 1000 keeps the build quick.
+ODD_N_SHAPE = (1000, 1799, 4104)
+ALL = [v.name for v in versions.all_versions()]
+# Versions whose kernel chooses its epilogue by N % 8 (the TMA store needs 16-byte row strides).
+TWO_EPILOGUES = [v.name for v in versions.all_versions() if "n_size % 8" in v.path.read_text(encoding="utf-8")]
+# V8's three-consumer tile has its own code path (a producer warp group, setmaxnreg): built at the odd N as well.
+ODD_N_BUILDS = {v: build_config(v) for v in TWO_EPILOGUES}
+if "v8" in ODD_N_BUILDS:
+    ODD_N_BUILDS["v8-192x192"] = {**build_config("v8"), "block_m": 192, "block_n": 192, "consumers": 3, "num_stages": 3}
+for _name, _config in ODD_N_BUILDS.items():
+    _version = _name.split("-")[0]
+    kernel_builds.EXPERIMENT_BUILDS[f"{_name} odd N"] = (
+        str(versions.get(_version).path),
+        kernel_class(_version).__name__,
+        _config,
+        ODD_N_SHAPE,
+        True,
+    )
+
+
+@pytest.mark.parametrize("version", ALL)
+def test_version_converts_the_accumulator_only_after_the_final_wgmma_wait(version: str) -> None:
+    sass = kernel_builds.built(version).sass
+    assert sass, "the build was not disassembled"
+    assert buildcheck.early_accumulator_reads(sass) == []
+
+
+@pytest.mark.parametrize("name", list(ODD_N_BUILDS))
+def test_odd_n_epilogue_converts_the_accumulator_only_after_the_final_wgmma_wait(name: str) -> None:
+    sass = kernel_builds.built_experiment(f"{name} odd N").sass
+    assert "HGMMA" in sass
+    assert buildcheck.early_accumulator_reads(sass) == []
+
+
+def test_early_reads_are_found_in_the_order_ptxas_once_emitted() -> None:
+    def line(address: int, instruction: str) -> str:
+        return f"        /*{address:04x}*/                   {instruction} ;"
+
+    wrong = [
+        "HGMMA.64x256x16.F32 R24, gdesc[UR8], R24, gsb0",
+        "WARPGROUP.DEPBAR.LE gsb0, 0x1",
+        "F2FP.F16.F32.PACK_AB R9, R151, R150",
+        "WARPGROUP.DEPBAR.LE gsb0, 0x0",
+        "STG.E.U16 desc[UR8][R28.64], R9",
+    ]
+    sass = "\n".join(line(16 * i, text) for i, text in enumerate(wrong))
+    assert buildcheck.early_accumulator_reads(sass) == ["F2FP.F16.F32.PACK_AB R9, R151, R150"]
+    right = [wrong[0], wrong[1], wrong[3], wrong[2], wrong[4]]
+    assert buildcheck.early_accumulator_reads("\n".join(line(16 * i, t) for i, t in enumerate(right))) == []
