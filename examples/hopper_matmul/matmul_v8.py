@@ -2,9 +2,10 @@
 # - The tile is no longer fixed at 128 x 256: config_for() asks a model (tile_model.py) for each problem, out of a
 #   menu of 128 x 256, 256 x 128, 128 x 192, 128 x 128 and 192 x 192. It predicts the busiest SM's time from wave
 #   quantization (rounds = ceil(tiles / SMs), edge tiles counted whole), the operand bytes each tile moves per
-#   FLOP, and the extra time a last column of tiles mostly past N was measured to take. At 5120^3, 800 tiles of
-#   128 x 256 make 6.06 waves: a seventh round in which 8 of 132 SMs work; 729 tiles of 192 x 192 fit in 6 rounds.
-#   On every shape of the benchmark's sweep the model keeps V7's tile.
+#   FLOP, and the extra time a last column of tiles mostly past N was measured to take; when K % 16 != 0 puts
+#   operand rows off L2's 32-byte sectors, L2 bounds the loads and the model charges every byte loaded. At 5120^3,
+#   800 tiles of 128 x 256 make 6.06 waves: a seventh round in which 8 of 132 SMs work; 729 tiles of 192 x 192 fit
+#   in 6 rounds. On every shape of the benchmark's sweep the model keeps V7's tile.
 # - A rule, not an autotune space: a new problem size costs one build (one nvcc run) of the tile the model names,
 #   and every process picks the same tile. The autotune lists below are the model's menu.
 # - The number of consumer warp groups follows the tile: 192 x 192 runs three, the others two; each group takes
@@ -169,19 +170,18 @@ class MatmulV8(tilus.Script):
                 pipe.consumer_release()
 
                 offsets = [self.block_m * tile_m + group * self.group_m, self.block_n * tile_n]
-                # Epilogue: the previous tile's TMA stores must have finished reading the staging memory...
                 if tma_store:
+                    # Epilogue: the previous tile's TMA stores must have finished reading the staging chunks...
                     with self.thread_group(thread_begin=0, num_threads=32):
                         self.tma.wait_group(0, read=True)
-                self.sync()  # ...(or the group's own threads, below) before any thread of the group overwrites it
-                # The group's chunks seen as one group_m x block_n tile: chunk j holds columns [64 j, 64 j + 64).
-                view = self.reshape_shared(sc.permute([0, 2, 1, 3]), [self.consumers, self.group_m, self.block_n])
-                staged = view[group]
-                self.store_shared(staged, self.cast(acc, dtype=float16))
-                if tma_store:
+                    self.sync()  # ...before any thread of the group overwrites them
+                    # The group's chunks seen as one group_m x block_n tile: chunk j holds columns [64 j, 64 j + 64).
+                    tile_view = self.reshape_shared(
+                        sc.permute([0, 2, 1, 3]), [self.consumers, self.group_m, self.block_n]
+                    )
+                    self.store_shared(tile_view[group], self.cast(acc, dtype=float16))
                     self.fence.proxy_async(space="shared")  # make the generic-proxy writes visible to TMA
-                self.sync()  # every row is in shared memory
-                if tma_store:
+                    self.sync()  # every chunk is in shared memory
                     # One warp hands the chunks to TMA, one store each, and the group returns to MMAs.
                     with self.thread_group(thread_begin=0, num_threads=32):
                         for chunk in range(self.block_n // CHUNK):
@@ -190,8 +190,18 @@ class MatmulV8(tilus.Script):
                             )
                         self.tma.commit_group()
                 else:
-                    # TMA needs 16-byte row strides; C's rows are not: the group's own threads copy the rows out,
-                    # each warp 32 neighbouring elements of a row per store, masked at M and N (the chapter's cost).
+                    # C's rows do not start on 16-byte boundaries, so TMA cannot store them. The rows are staged the
+                    # same way (not stored from the accumulator's registers: ptxas 13.0 then read those before the
+                    # final wgmma wait), and the group's own threads copy them out, masked at M and N.
+                    self.sync()  # every thread has copied the previous tile's rows out before any overwrites them
+                    # The chunks seen as one tile, as above.
+                    tile_view = self.reshape_shared(
+                        sc.permute([0, 2, 1, 3]), [self.consumers, self.group_m, self.block_n]
+                    )
+                    staged = tile_view[group]
+                    self.store_shared(staged, self.cast(acc, dtype=float16))
+                    self.sync()  # every row is in shared memory
+                    # Each warp stores 32 neighbouring elements of a row at a time: 64 contiguous bytes.
                     rows = self.load_shared(staged)
                     self.annotate_layout(rows, self.cuda.default_register_layout(4, float16, staged.shape, 1))
                     self.store_global(gc, rows, offsets=offsets)
