@@ -8,7 +8,8 @@ GPU test suite builds every version for every shape it checks.
     python -m matmul_bench prebuild '<spec as JSON>'    # one spec in this process; prints one JSON line
 
 A spec: {"file": path, "cls": class name, "config": {...} or null (autotune), "shapes": [[m, n, k], ...],
-"check": bool}. The answer: {"ok": bool, "configs": {"MxNxK": config}, "checks": [...], "error": str or null}.
+"check": bool, "seed": int (optional: the inputs of the checks)}.
+The answer: {"ok": bool, "configs": {"MxNxK": config}, "checks": [...], "error": str or null}.
 """
 
 from __future__ import annotations
@@ -81,7 +82,7 @@ def build_one(spec: dict[str, Any]) -> dict[str, Any]:
     for m, n, k in spec["shapes"]:
         key = f"{m}x{n}x{k}"
         if spec.get("check"):
-            result = common.check(kernel, m, n, k)
+            result = common.check(kernel, m, n, k, seed=spec.get("seed"))
             answer["checks"].append({"shape": key, "ok": result.ok, "bad": result.bad,
                                      "max_abs_err": result.max_abs_err, "report": result.describe()})  # fmt: skip
             answer["ok"] = answer["ok"] and result.ok
