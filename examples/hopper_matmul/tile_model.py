@@ -34,18 +34,20 @@ them, and the kernel's time is that block's. Three things decide which tile the 
    N is charged: the checks varied N, and an edge in M is untested.
 
 4. **Operand rows off the 32-byte sectors.** A row of A or B is ``2 K`` bytes long; when K is not a multiple of 16
-   every other row starts 16 bytes into an L2 sector. The GPU check of every tile at 3072 x 7168 with K = 5000, 5016
-   (rows off the sectors) and 5056 (all rows on them; logs plots/results/logs/v8-check-ragged-k-2026-12-02.*) found
-   every tile 15 to 65% slower off the sectors, and ncu (128 x 192 at K = 5000 against 5056) showed why: the TMA
-   loads made three times as many L2 read requests for the same data, 38% more sectors, and L2 ran at 91% of its
-   peak throughput instead of 71%. K = 5024 (rows on sectors, a partial last K-tile) cost 1 to 2%: the partial
-   K-tile is not what costs. Off the sectors every tile then moved its operands at 5.3 to 6.4 TB/s: the kernel is
-   bound by L2, a resource all SMs share, so its time is at least all the operand bytes its tiles load (rows past M
-   and N are not loaded: TMA fills them with zeros) over that rate, however the tiles fall into waves. In the
-   model's units that bound is ``bytes * MISALIGNED_FLOP_PER_BYTE / (2 * 128 * 256 * K * P)``: the FLOPs a
+   every other row starts 16 bytes into an L2 sector (for a base on 32 bytes, as PyTorch allocates). The GPU check of
+   every tile at 3072 x 7168 with K = 5000, 5016 (rows off the sectors) and 5056 (all rows on them; logs
+   plots/results/logs/v8-check-ragged-k-2026-12-02.*, one process, recorded before this term existed, so its "model
+   picks" column is the old model's) found every tile 15 to 65% slower per FLOP off the sectors; K = 5024 (rows on
+   sectors, a partial last K-tile) cost 2 to 11%. ncu (128 x 192 at K = 5000 against 5056, logs ncu-v8-128x192-*)
+   showed what changes: the TMA loads made 3.2 times as many L2 read requests for the same data, 42% more sectors,
+   and L2 ran at 91% of its peak throughput instead of 71%. Off the sectors every tile moved its operands at 5.3 to
+   6.4 TB/s, so the model estimates such a kernel as bound by L2, a resource all SMs share: its time is all the
+   operand bytes its tiles load (rows past M and N are not loaded: TMA fills them with zeros) over one fitted rate,
+   however the tiles fall into waves, and the model takes the larger of that and the estimate above. In the
+   model's units the L2 estimate is ``bytes * MISALIGNED_FLOP_PER_BYTE / (2 * 128 * 256 * K * P)``: the FLOPs a
    128 x 256 tile does per operand byte L2 delivers, fitted (least squares) to the ten (tile, K) timings of that
-   check, each in units of that check's 128 x 256 time at K = 5056. So at such K the model prefers the tile that
-   loads the fewest bytes, usually 192 x 192.
+   check, each in units of that check's 128 x 256 time at K = 5056. It is a fit, not a bound: half the timings lie
+   below it. So at such K the model prefers the tile that loads the fewest bytes, usually 192 x 192.
 
 The predicted time of a candidate, in units of one full-efficiency 128 x 256 tile, is
 
@@ -301,8 +303,8 @@ class Estimate:
 
     @property
     def l2_bound(self) -> float:
-        """The least time L2 allows when operand rows are off the 32-byte sectors (0 when they are on them), in the
-        units of :attr:`time`."""
+        """The time L2 takes to deliver the operands when their rows are off the 32-byte sectors (0 when they are on
+        them), in the units of :attr:`time`: a fitted rate, not a bound."""
         if self.k % SECTOR_ELEMENTS == 0:
             return 0.0
         reference_flops = 2 * REFERENCE.block_m * REFERENCE.block_n * self.k

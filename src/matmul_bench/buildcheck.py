@@ -214,7 +214,7 @@ def sass_facts(sass: str) -> dict[str, dict[str, int]]:
 
 def early_accumulator_reads(sass: str) -> list[str]:
     """Instructions that read WGMMA results before the wait that retires them: an F2FP (fp32 -> fp16 conversion of
-    the accumulator) or a store after an HGMMA and before the next ``WARPGROUP.DEPBAR.LE gsb0, 0x0``.
+    the accumulator) or a store (a spill included) after an HGMMA and before the next ``WARPGROUP.DEPBAR.LE gsb0, 0x0``.
 
     PTX forbids touching an accumulator before ``wgmma.wait_group`` retires its MMAs, and Tilus emits the wait
     first; ptxas 13.0 still scheduled the conversions of V6 to V8's register epilogue above the final wait (N % 8
@@ -226,7 +226,7 @@ def early_accumulator_reads(sass: str) -> list[str]:
             pending = True
         elif op.startswith("WARPGROUP.DEPBAR") and operands.replace(" ", "").endswith(",0x0"):
             pending = False
-        elif pending and op.split(".")[0] in ("F2FP", "STS", "STSM", "STG"):
+        elif pending and op.split(".")[0] in ("F2FP", "STS", "STSM", "STG", "STL"):
             early.append(f"{op} {operands}")
     return early
 
