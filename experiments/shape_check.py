@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from matmul_bench import kernels, prebuild
-from matmul_site import versions
+from matmul_data import versions
 
 ROOT = Path(__file__).resolve().parent.parent
 # The shapes issue 27 found wrong in V6 to V8 (N % 8 != 0 with many K-tiles), and two controls it found right.

@@ -12,7 +12,7 @@ on any wrong element.
 import sys
 
 from matmul_bench import kernels
-from matmul_site import versions
+from matmul_data import versions
 
 kernels.use_kernel_dir()  # examples/hopper_matmul: the kernels and their helpers, imported by name
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
-TITLE_PREFIX = "Try it: "  # matmul_site.results.TRYIT_TITLE_PREFIX: the run titles the site sorts out
+TITLE_PREFIX = "Try it: "  # matmul_data.results.TRYIT_TITLE_PREFIX: the run titles the site sorts out
 
 
 def cfg(bm: int, bn: int, bk: int, stages: int | None = None, swizzle: int | None = None) -> dict[str, Any]:

@@ -34,8 +34,8 @@ try:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from matmul_data import paths, versions
     from matmul_site import charts as chartlib
-    from matmul_site import paths, versions
 except ImportError as missing:
     sys.exit(f"cannot draw the charts ({missing}): {MISSING_STACK.format(root=ROOT)}")
 

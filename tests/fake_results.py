@@ -1,8 +1,8 @@
 """Valid schema-3 results for test fixtures: provenance, runs, and a whole file (``fake_file()``).
 
 Every derived number follows from what it is derived from, as the benchmark computes it (TFLOPS from
-latency, ratios from paired samples through :func:`matmul_site.stats.interval`), so the data passes
-:func:`matmul_site.results.validate`. The numbers are made up; nothing here was measured.
+latency, ratios from paired samples through :func:`matmul_data.stats.interval`), so the data passes
+:func:`matmul_data.results.validate`. The numbers are made up; nothing here was measured.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import Any
 
-from matmul_site import results, stats, versions
+from matmul_data import results, stats, versions
 
 TUNED = versions.tuned_configs()
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from matmul_bench import buildcheck
-from matmul_site import versions
+from matmul_data import versions
 
 # M = 1000 and N = 1800 are multiples of no tile size; K = 520 = 8 * 64 + 8 leaves a partial last K-tile.
 BUILD_SHAPE = (1000, 1800, 520)

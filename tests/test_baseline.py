@@ -7,7 +7,7 @@ from pathlib import Path
 
 import fake_results
 from matmul_bench import baseline
-from matmul_site import results
+from matmul_data import results
 
 
 def test_an_nvjet_name_gives_its_tile_k_tile_stages_and_cluster() -> None:

@@ -15,7 +15,7 @@ import pytest
 from conftest import EXAMPLES
 from matmul_bench import aggregate, cli, machine, ncu, peers, plan, replicate, runner, worker
 from matmul_bench import fake as fake_backend
-from matmul_site import results, versions
+from matmul_data import results, versions
 
 
 def make(*argv: str) -> plan.Plan:

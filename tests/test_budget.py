@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from matmul_site import budget
-from matmul_site.budget import Build
+from matmul_data import budget
+from matmul_data.budget import Build
 
 TILE_128x256 = {"block_m": 128, "block_n": 256, "block_k": 64}
 SHAPE_8192 = (8192, 8192, 8192)
@@ -52,14 +52,14 @@ def test_a_version_missing_from_the_build_record_says_how_to_remake_it() -> None
 
 
 def test_the_committed_build_record_covers_every_version() -> None:
-    from matmul_site import versions
+    from matmul_data import versions
 
     record = budget.load_builds()
     assert sorted(record["versions"]) == sorted(versions.names())
 
 
 def test_the_build_record_is_not_stale_for_any_kernel_file() -> None:
-    from matmul_site import versions
+    from matmul_data import versions
 
     record = budget.load_builds()
     stale = [
@@ -69,7 +69,7 @@ def test_the_build_record_is_not_stale_for_any_kernel_file() -> None:
 
 
 def test_the_recorded_ladder_measured_each_kernel_file_s_tuned_configuration() -> None:
-    from matmul_site import results, versions
+    from matmul_data import results, versions
 
     data = results.load_default()
     rows = ((data or {}).get("ladder") or {}).get("rows", {})

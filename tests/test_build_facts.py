@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 from docutils import nodes
 
-from matmul_site import budget, facts, numfmt, paths, results, versions
+from matmul_data import budget, paths, results, versions
+from matmul_site import facts, numfmt
 from matmul_site.numfmt import NOT_MEASURED
 from matmul_site.sphinx import fact_blocks
 

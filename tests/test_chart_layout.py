@@ -17,7 +17,8 @@ import pytest
 from chart_text import draw, layout_problems
 
 from fake_results import fake_file
-from matmul_site import charts, paths, rerun
+from matmul_data import paths
+from matmul_site import charts, rerun
 
 
 @pytest.fixture(params=["recorded", "made-up"])

@@ -26,7 +26,8 @@ import pytest
 
 from fake_results import fake_file, provenance
 from matmul_bench import kernels
-from matmul_site import facts, numfmt, paths, rerun, results, stats, versions
+from matmul_data import paths, results, stats, versions
+from matmul_site import facts, numfmt, rerun
 from matmul_site.numfmt import NOT_MEASURED
 from matmul_site.sphinx import fact_blocks, kernel_source, results_file
 

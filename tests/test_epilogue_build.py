@@ -15,7 +15,7 @@ import pytest
 import kernel_builds
 from kernel_builds import build_config, kernel_class
 from matmul_bench import buildcheck
-from matmul_site import versions
+from matmul_data import versions
 
 pytestmark = pytest.mark.slow
 

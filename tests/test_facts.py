@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from fake_results import fake_file, provenance
-from matmul_site import facts, numfmt, paths, results, versions
+from matmul_data import paths, results, versions
+from matmul_site import facts, numfmt
 from matmul_site.numfmt import NOT_MEASURED, NOT_RECORDED
 from matmul_site.sphinx import fact_blocks
 

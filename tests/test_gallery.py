@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from matmul_site import versions
+from matmul_data import versions
 from matmul_site.sphinx import kernel_source
 
 KERNELS = [v.name for v in versions.all_versions() if kernel_source.kernel_path(v.name).exists()]

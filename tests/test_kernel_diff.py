@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from matmul_site import versions
+from matmul_data import versions
 from matmul_site.sphinx.kernel_diff import kernel_diff
 
 HUNK = re.compile(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")

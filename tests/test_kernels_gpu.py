@@ -31,14 +31,14 @@ KERNEL_DIR = Path(__file__).resolve().parent.parent / "examples" / "hopper_matmu
 
 
 def versions() -> list[int]:
-    from matmul_site import versions as registry
+    from matmul_data import versions as registry
 
     return [v.number for v in registry.all_versions(KERNEL_DIR)]
 
 
 def tuned() -> dict[str, dict[str, Any] | None]:
     """Each version's pinned configuration: its kernel file's TUNED, or None where its config_for picks per shape."""
-    from matmul_site import versions as registry
+    from matmul_data import versions as registry
 
     return {v.name: v.fixed_config for v in registry.all_versions(KERNEL_DIR)}
 
@@ -166,7 +166,7 @@ def menu() -> list[dict[str, Any]]:
     if not V8_FILE.exists():
         return []
     import tile_model
-    from matmul_site import versions as registry
+    from matmul_data import versions as registry
 
     tuned = registry.read_tuned(V8_FILE)
     return [{**tuned, **tile.config} for tile in tile_model.CANDIDATES]

@@ -10,7 +10,8 @@ import pytest
 import v8_checks
 
 from matmul_bench import plan
-from matmul_site import budget, facts, paths, results, versions
+from matmul_data import budget, paths, results, versions
+from matmul_site import facts
 
 EXPERIMENTS = paths.ROOT / "experiments"
 NUMBER_WORDS = "|".join(facts.NUMBER_WORDS)

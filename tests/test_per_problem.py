@@ -10,7 +10,7 @@ import matmul_v8
 
 import common
 from matmul_bench import prebuild
-from matmul_site import versions
+from matmul_data import versions
 
 V8 = str(versions.get("v8").path)
 
@@ -35,7 +35,7 @@ def test_the_rule_pins_one_kernel_per_configuration_and_remembers_the_last_it_us
 
 def test_every_recorded_v8_row_ran_the_configuration_the_rule_picks_now() -> None:
     """A change to the rule that moves a recorded shape's tile must come with that shape measured again."""
-    from matmul_site import results
+    from matmul_data import results
 
     data = results.load_default()
     assert data is not None

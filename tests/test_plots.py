@@ -22,7 +22,8 @@ from chart_text import layout_problems
 from matplotlib.colors import to_rgb
 
 from fake_results import fake_file, provenance
-from matmul_site import captions, chartkit, charts, numfmt, paths, rerun, results, versions
+from matmul_data import paths, results, versions
+from matmul_site import captions, chartkit, charts, numfmt, rerun
 
 
 @pytest.fixture(scope="session")

@@ -57,7 +57,7 @@ def pythons_called_tested(text: str) -> set[str]:
 def test_the_readme_calls_tested_only_the_pythons_ci_the_workflow_and_the_gpu_runs_used() -> None:
     import yaml
 
-    from matmul_site import results
+    from matmul_data import results
 
     claimed = pythons_called_tested(README)
     assert claimed, "the README names no Python version it is tested on"

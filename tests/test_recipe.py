@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from matmul_site import paths, versions
+from matmul_data import paths, versions
 
 pytestmark = pytest.mark.slow
 

@@ -14,7 +14,7 @@ import pytest
 from test_benchmark import fake
 
 from matmul_bench import baseline, machine, replicate
-from matmul_site import results, versions
+from matmul_data import results, versions
 
 
 def test_a_second_record_adds_a_run_to_each_figure_it_measures_again(tmp_path: Path) -> None:
@@ -161,7 +161,7 @@ def test_each_run_carries_how_long_its_invocation_took(tmp_path: Path) -> None:
 
 def test_plan_prints_the_last_record_s_measured_time_from_the_results_file(tmp_path: Path, capsys, monkeypatch) -> None:
     from matmul_bench import cli
-    from matmul_site import paths
+    from matmul_data import paths
 
     assert fake(tmp_path, "--ladder") == 0
     data = results.load(tmp_path / "res" / "nvidia-h200.json")
@@ -176,7 +176,7 @@ def test_the_last_record_s_time_counts_the_runs_that_measured_it_and_says_how_ma
     tmp_path: Path, capsys, monkeypatch
 ) -> None:
     from matmul_bench import cli
-    from matmul_site import paths
+    from matmul_data import paths
 
     assert fake(tmp_path, "--ladder", "--sweep", "--sweep-shapes", "4096x4096x4096") == 0
     path = tmp_path / "res" / "nvidia-h200.json"

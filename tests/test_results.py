@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import fake_results
-from matmul_site import paths, results, stats
+from matmul_data import paths, results, stats
 
 _DELETE = object()
 

@@ -40,7 +40,7 @@ def test_anything_else_is_refused_with_the_forms_it_takes() -> None:
 
 
 def test_the_v8_page_quotes_the_models_constant_and_stages_as_the_model_has_them() -> None:
-    from matmul_site import paths
+    from matmul_data import paths
 
     page = (paths.DOCS_DIR / "chapters" / "v8.rst").read_text(encoding="utf-8")
     assert f":math:`c = {tile_model.OPERAND_BYTE_COST}`" in page

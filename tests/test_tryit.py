@@ -18,7 +18,8 @@ import pytest
 
 import fake_results
 from matmul_bench import tryit as runner
-from matmul_site import budget, facts, paths, results, versions
+from matmul_data import budget, paths, results, versions
+from matmul_site import facts
 from matmul_site.numfmt import NOT_MEASURED
 
 EXPERIMENTS = paths.ROOT / "experiments"

@@ -14,7 +14,7 @@ import pytest
 
 import kernel_builds
 from matmul_bench import buildcheck
-from matmul_site import paths
+from matmul_data import paths
 
 pytestmark = pytest.mark.slow
 

@@ -13,7 +13,7 @@ import pytest
 
 import kernel_builds
 from matmul_bench import buildcheck
-from matmul_site import paths, versions
+from matmul_data import paths, versions
 
 pytestmark = pytest.mark.slow
 

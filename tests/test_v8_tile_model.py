@@ -15,7 +15,7 @@ import v8_checks
 import tile_model
 from conftest import ROOT
 from matmul_bench.plan import SWEEP_SHAPES
-from matmul_site import versions
+from matmul_data import versions
 from matmul_site.sphinx import tile_choices
 from raster import panels_per_wave, tile_of
 from tile_model import CANDIDATES, H100_SMS, Tile, choose, estimate

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from matmul_site import paths, versions
+from matmul_data import paths, versions
 
 KERNEL = """# What changed from V{prev}: something.
 

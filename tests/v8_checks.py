@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import statistics
 
-from matmul_site import paths
+from matmul_data import paths
 
 # The checks of 2026-12-02: every tile at M = 3000, K = 4096 and seven values of N, at 3072 x 5000 and 5000 x 3000.
 EDGE_LOGS = ("v8-check-2026-12-02.json", "v8-check-edge-2026-12-02.json", "v8-check-stride-2026-12-02.json")

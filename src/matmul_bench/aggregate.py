@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 from matmul_bench.plan import ImplSpec, RunSpec, Shape
-from matmul_site import results, stats
+from matmul_data import results, stats
 
 CUBLAS = results.CUBLAS
 METHOD_VERSION = 3

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from matmul_bench.plan import SWEEP_SHAPES, Shape
-from matmul_site import results
+from matmul_data import results
 
 NVJET = re.compile(r"nvjet_sm90_\w+?_(\d+)x(\d+)_(\d+)x(\d+)_(\d+)x(\d+)")
 

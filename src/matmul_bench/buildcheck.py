@@ -193,7 +193,7 @@ def sass_instructions(sass: str) -> list[tuple[str, str]]:
 
 def sass_facts(sass: str) -> dict[str, dict[str, int]]:
     """Static counts: each family of budget.SASS_FAMILIES; HGMMA by shape; WARPGROUP.DEPBAR by groups left pending."""
-    from matmul_site import budget
+    from matmul_data import budget
 
     families = dict.fromkeys(budget.SASS_FAMILIES, 0)
     hgmma: dict[str, int] = {}
@@ -251,7 +251,7 @@ def launch_facts(source: str) -> dict[str, int | None]:
 
 def measured_config(version: str) -> dict[str, Any]:
     """The configuration the chapter measured: its kernel file's ``TUNED``."""
-    from matmul_site import versions
+    from matmul_data import versions
 
     return versions.get(version).tuned
 
@@ -278,7 +278,7 @@ def record_one(version: str) -> dict[str, Any]:
     kernel_cls = getattr(importlib.import_module(f"matmul_{version}"), f"MatmulV{version[1:]}")
     config = measured_config(version)
     report = build_sm90a(kernel_cls, config, *common.BENCH_SHAPE, sass=True)
-    from matmul_site import budget, versions
+    from matmul_data import budget, versions
 
     return {**build_facts(report), "source": budget.source_hash(versions.get(version).path)}
 
@@ -312,7 +312,7 @@ def record_extra(name: str) -> dict[str, Any]:
     """Build one of EXTRA_BUILDS at the ladder's shape; its build facts and the files it was built from."""
     import importlib
 
-    from matmul_site import budget, paths, versions
+    from matmul_data import budget, paths, versions
 
     kind, what = EXTRA_BUILDS[name]
     experiments = paths.ROOT / "experiments"
@@ -361,7 +361,7 @@ def build_all() -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    from matmul_site import versions
+    from matmul_data import versions
 
     items = [("version", n) for n in versions.names()] + [("extra", n) for n in EXTRA_BUILDS]
     context = multiprocessing.get_context("spawn")  # fresh interpreters: Tilus keeps global build state
@@ -373,7 +373,7 @@ def build_all() -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
 
 def record(path: Path) -> dict[str, Any]:
     """Build every version (in parallel) and write the record atomically; return it."""
-    from matmul_site import budget
+    from matmul_data import budget
 
     built, extras = build_all()
     data = {
@@ -398,7 +398,7 @@ def main(argv: list[str]) -> int:
     """``python -m matmul_bench buildcheck [--record]``: build every version for sm_90a on the CPU."""
     import argparse
 
-    from matmul_site import budget
+    from matmul_data import budget
 
     parser = argparse.ArgumentParser(
         prog="python -m matmul_bench buildcheck",

@@ -54,7 +54,7 @@ def _benchmark(argv: list[str]) -> int:
 
 def last_record_text() -> str:
     """What the results file says the last record took: the benchmark's own clock, never a typed number."""
-    from matmul_site import results
+    from matmul_data import results
 
     try:
         data = results.load_default()

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from matmul_site import paths
+from matmul_data import paths
 
 KERNEL_DIR = paths.KERNEL_DIR
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]  # src/: matmul_bench and matmul_site

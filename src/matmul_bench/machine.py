@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from matmul_site import paths
+from matmul_data import paths
 
 # Dense FP16/BF16 tensor-core peak (FP32 accumulate) by exact GPU name; the datasheets print the
 # with-sparsity figure (1,979 TFLOPS), dense is half of it. Unlisted GPUs get null.

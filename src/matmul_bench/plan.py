@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from matmul_bench import kernels
-from matmul_site import paths, versions
+from matmul_data import paths, versions
 
 Shape = tuple[int, int, int]
 

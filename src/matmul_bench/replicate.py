@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from matmul_bench.aggregate import METHOD_VERSION  # runs of an older method are not merged with new ones
-from matmul_site import results, versions
+from matmul_data import results, versions
 
 FAMILY_CONFIDENCE = 0.95
 MIN_BAND = 0.01

@@ -35,7 +35,7 @@ from matmul_bench.plan import (
     with_configs,
 )  # fmt: skip
 from matmul_bench.worker import WRONG_RESULT
-from matmul_site import paths, results
+from matmul_data import paths, results
 
 
 class BenchmarkError(Exception):

@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from matmul_bench import kernels
-from matmul_site import paths, versions
+from matmul_data import paths, versions
 
 SPEC_FILE = paths.ROOT / "experiments" / "tryit.py"
 MARK = "@@tryit "
@@ -363,7 +363,7 @@ def git_commit() -> str:
 
 def record_outcome(out: Path, record: dict[str, Any]) -> None:
     """Merge one outcome into the results file (validated, atomic); ResultsError if the GPU is another model."""
-    from matmul_site import results
+    from matmul_data import results
 
     data = results.load(out)
     device = record.pop("device", None)
@@ -397,7 +397,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def check_out(out: Path | None) -> None:
     """--out must be an existing, valid results file: outcomes are merged into it, next to its provenance."""
-    from matmul_site import results
+    from matmul_data import results
 
     if out is None:
         raise UsageError("--out FILE is required: the results file (e.g. plots/results/nvidia-h200.json) to merge into")

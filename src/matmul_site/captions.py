@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from matmul_site import numfmt, results, versions
+from matmul_data import results, versions
+from matmul_site import numfmt
 
 NOT_MEASURED = numfmt.NOT_MEASURED
 MAX_WORDS = 40

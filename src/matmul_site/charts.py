@@ -2,7 +2,7 @@
 
 One baseline per chart: the dashed cuBLAS line and every ratio are the cuBLAS of the same interleaved run.
 Every chart of TFLOPS also marks the hardware's limit for each bar or point: the tensor-core peak at the SM
-clock sampled inside that row's timed kernels (:func:`matmul_site.results.row_peak_tflops`), with a bar's
+clock sampled inside that row's timed kernels (:func:`matmul_data.results.row_peak_tflops`), with a bar's
 share of it in its label; a row whose clock the results flag as suspect gets no mark, and its label says so.
 Charts of ratios only (the replication chart, the sweep's ratio panel) have no peak to mark.
 
@@ -23,7 +23,8 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from matmul_site import numfmt, rerun, results, versions
+from matmul_data import results, versions
+from matmul_site import numfmt, rerun
 from matmul_site.chartkit import (
     CUBLAS,
     EARLIER,

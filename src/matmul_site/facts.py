@@ -23,7 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from matmul_site import budget, numfmt, results, versions
+from matmul_data import budget, results, versions
+from matmul_site import numfmt
 from matmul_site.numfmt import NOT_MEASURED, unit_text
 
 Data = dict[str, Any] | None

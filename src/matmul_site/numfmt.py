@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from matmul_site import results
+from matmul_data import results
 
 TIMES = "\u00d7"
 NOT_MEASURED = "not measured yet"

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from matmul_site import paths, results
+from matmul_data import paths, results
 
 ENV = "HOPPER_MATMUL_RERUN_CHARTS"
 OUT_DIR = paths.BUILD_DIR / "rerun"

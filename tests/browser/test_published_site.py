@@ -18,7 +18,7 @@ from xml.etree import ElementTree
 import pytest
 from support import SITE, FirstParagraph, PageLinks, fetch, open_page, origin, published_url, site_pages
 
-from matmul_site import results
+from matmul_data import results
 
 PAGES = site_pages()
 # 404.html is built for the published sub-path (absolute links, since it answers at any depth): not for the root.

@@ -1,6 +1,6 @@
 """``.. budget-box:: v3``: a chapter's budget, computed from its sm_90a build record and the recorded ladder.
 
-Every number comes from :mod:`matmul_site.budget` (occupancy, intensity, waves) and from the results
+Every number comes from :mod:`matmul_data.budget` (occupancy, intensity, waves) and from the results
 file (the clock the GPU ran at while this version was timed); nothing here is typed by hand.
 """
 
@@ -12,7 +12,8 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
-from matmul_site import budget, facts, paths, results, versions
+from matmul_data import budget, paths, results, versions
+from matmul_site import facts
 
 NOT_MEASURED = "not measured yet"
 

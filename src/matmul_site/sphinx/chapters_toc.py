@@ -15,7 +15,7 @@ from sphinx.application import Sphinx
 from sphinx.directives.other import TocTree
 from sphinx.environment import BuildEnvironment
 
-from matmul_site import versions
+from matmul_data import versions
 
 ENV_KEY = "matmul_chapters"
 

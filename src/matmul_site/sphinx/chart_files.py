@@ -20,7 +20,7 @@ from typing import Any
 
 from sphinx.application import Sphinx
 
-from matmul_site import paths
+from matmul_data import paths
 
 
 def plot_build_dir(app: Sphinx) -> Path:

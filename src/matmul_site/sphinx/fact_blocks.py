@@ -20,7 +20,8 @@ from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective, SphinxRole
 
 from matmul_bench.kernels import import_spec
-from matmul_site import budget, captions, facts, numfmt, paths, rerun, results, versions
+from matmul_data import budget, paths, results, versions
+from matmul_site import captions, facts, numfmt, rerun
 from matmul_site.numfmt import NOT_MEASURED, NOT_RECORDED, TIMES, unit_text
 from matmul_site.sphinx.results_file import note_dependency
 

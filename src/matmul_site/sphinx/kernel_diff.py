@@ -3,7 +3,7 @@
 ``.. kernel-diff:: v3`` renders a collapsed ``<details>`` whose summary names the two files and counts the lines
 added and removed, and whose body is the unified diff (``difflib``, three lines of context) as a ``diff`` code
 block, which scrolls inside its own box on a narrow screen. The previous version is found by convention
-(:func:`matmul_site.versions.previous`); nothing is listed by hand. The page is rebuilt when either file changes.
+(:func:`matmul_data.versions.previous`); nothing is listed by hand. The page is rebuilt when either file changes.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 from sphinx.writers.html5 import HTML5Translator
 
-from matmul_site import paths, versions
+from matmul_data import paths, versions
 
 
 class details(nodes.General, nodes.Element):  # noqa: N801 (docutils names node classes in lower case)

@@ -43,7 +43,7 @@ from sphinx.application import Sphinx
 from sphinx.directives.code import LiteralInclude
 from sphinx.environment import BuildEnvironment
 
-from matmul_site import paths, versions
+from matmul_data import paths, versions
 from matmul_site.sphinx import chart_files, results_file
 
 ROOT = paths.ROOT

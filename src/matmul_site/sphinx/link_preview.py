@@ -20,7 +20,7 @@ from typing import Any
 from docutils import nodes
 from sphinx.application import Sphinx
 
-from matmul_site import results, versions
+from matmul_data import results, versions
 from matmul_site.sphinx import chart_files
 
 OG_CHARTS = "_static/og"  # where the PNG copies of the charts go in the built site

@@ -18,7 +18,7 @@ from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
 from sphinx.util import logging
 
-from matmul_site import paths, results
+from matmul_data import paths, results
 
 logger = logging.getLogger(__name__)
 EXIT_STATUS = 2  # what sphinx-build returns when a build fails

@@ -17,7 +17,8 @@ from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
 from matmul_bench.kernels import import_spec
-from matmul_site import facts, numfmt, paths
+from matmul_data import paths
+from matmul_site import facts, numfmt
 
 
 def tile_model() -> ModuleType:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from matmul_site import paths, versions
+from matmul_data import paths, versions
 
 REGISTERS_PER_SM = 65536
 REGISTER_UNIT_PER_WARP = 256

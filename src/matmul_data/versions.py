@@ -17,7 +17,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from matmul_site import paths
+from matmul_data import paths
 
 _KERNEL_FILE = re.compile(r"matmul_v(0|[1-9][0-9]*)\.py")
 _NAME = re.compile(r"v(0|[1-9][0-9]*)")

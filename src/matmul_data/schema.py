@@ -1,6 +1,6 @@
 """The results file's schema: its constants, and the checks that a file (or a run, a row, a try-it) follows it.
 
-:mod:`matmul_site.results` re-exports what its callers use (``validate``, ``ResultsError``, ``CUBLAS``,
+:mod:`matmul_data.results` re-exports what its callers use (``validate``, ``ResultsError``, ``CUBLAS``,
 ``tflops``, ...); the layout itself is documented there.
 """
 
@@ -10,7 +10,7 @@ import math
 import re
 from typing import Any
 
-from matmul_site import paths
+from matmul_data import paths
 
 SCHEMA_VERSION = 3
 VERDICTS = ("pays", "costs", "parity")

@@ -63,8 +63,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from matmul_site import paths, stats
-from matmul_site.schema import (  # noqa: F401  (re-exported: the results API)
+from matmul_data import paths, stats
+from matmul_data.schema import (  # noqa: F401  (re-exported: the results API)
     CUBLAS,
     HOW_TO_CREATE,
     SCHEMA_VERSION,
@@ -111,7 +111,7 @@ def load(path: Path) -> dict[str, Any]:
 
 
 def load_default() -> dict[str, Any] | None:
-    """The results the site shows (:func:`matmul_site.paths.results_file`), or None when there are none yet.
+    """The results the site shows (:func:`matmul_data.paths.results_file`), or None when there are none yet.
 
     Read once per content (keyed by path, mtime and size): a docs build asks for it on every page. The
     dict is shared, so a caller that changes it works on a copy.
@@ -212,7 +212,7 @@ PAYS, COSTS, PARITY = "pays", "costs", "parity"
 
 
 def verdict(interval: dict[str, Any]) -> str:
-    """The rule's word for a ratio with its interval: PAYS, COSTS or PARITY (:func:`matmul_site.stats.verdict`)."""
+    """The rule's word for a ratio with its interval: PAYS, COSTS or PARITY (:func:`matmul_data.stats.verdict`)."""
     found = interval.get("verdict") or stats.verdict(interval)
     return PARITY if found == stats.WITHIN_NOISE else found
 
