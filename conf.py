@@ -1,7 +1,8 @@
 """Sphinx configuration. The build runs `sphinx-build -c . docs build/html` from the repository root.
 
-Nothing here needs torch, Tilus, CUDA or the network: charts and numbers come from
-plots/results/*.json (matmul_site.facts, through matmul_site.sphinx.fact_blocks), kernels from examples/.
+Nothing here needs torch, Tilus, CUDA or the network. Numbers and tables come from docs/_generated/, which
+`python -m matmul_site.render` writes from plots/results/ (`nox -s docs` runs it first); charts are plot
+directives that draw from the results file; kernels come from examples/.
 """
 
 import os
@@ -28,13 +29,9 @@ extensions = [
     "sphinx_copybutton",
     "sphinx_gallery.gen_gallery",
     "matplotlib.sphinxext.plot_directive",
-    "matmul_site.sphinx.results_file",  # a results file that cannot be used stops the build with one line
-    "matmul_site.sphinx.fact_blocks",  # :fact:`v3.tflops` and .. fact:: v3.chart (matmul_site.facts, docs/writing.rst)
     "matmul_site.sphinx.chapters_toc",  # .. chapters-toc:: (the index's chapters, one per kernel file)
     "matmul_site.sphinx.kernel_source",  # .. kernel-source:: v3 (literalinclude of examples/hopper_matmul/matmul_v3.py)
     "matmul_site.sphinx.kernel_diff",  # .. kernel-diff:: v3 (the whole diff against matmul_v2.py, collapsible)
-    "matmul_site.sphinx.budget_box",  # .. budget-box:: v3 (occupancy, intensity, waves: computed, never typed)
-    "matmul_site.sphinx.tile_choices",  # .. tile-choices:: 5120 3072 (V8's tile model at those problems)
     "matmul_site.sphinx.chart_files",  # each chart drawn once; drawn again when the results file changes
     "sphinxext.opengraph",  # og: tags: link previews show the page's opening words ...
     "matmul_site.sphinx.link_preview",  # ... and the page's chart (og:image), as the PNG the plot directive drew
@@ -44,7 +41,9 @@ extensions = [
 ]
 
 root_doc = "index"
-exclude_patterns = ["_build", "gallery/*.ipynb", "sg_execution_times.rst"]
+exclude_patterns = ["_build", "_generated", "gallery/*.ipynb", "sg_execution_times.rst"]
+# Every page may name a generated value, |v7.tflops|: the substitutions are written by matmul_site.render.
+rst_prolog = ".. include:: /_generated/values.rst\n"
 nitpicky = True
 language = "en"
 intersphinx_mapping: dict[str, tuple[str, None]] = {}  # no network at build time

@@ -17,8 +17,9 @@ import pytest
 from chart_text import draw, layout_problems
 
 from fake_results import fake_file
+from matmul_bench import rerun
 from matmul_data import paths
-from matmul_site import charts, rerun
+from matmul_site import charts
 
 
 @pytest.fixture(params=["recorded", "made-up"])

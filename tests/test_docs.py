@@ -1,9 +1,6 @@
-"""The site: it builds with warnings and deprecations as errors, its pages hold their code and charts, and
-every number and comparison on them comes from the results file and follows the rule.
-
-The site is built from tests/fake_results.py's made-up schema-2 file (so the pages are full), once
-more with that file's verdicts flipped (so the words must follow), and once from a file with no
-ladder yet (so every ladder number says "not measured yet"). Nothing here reads a GPU.
+"""The site: it builds with warnings and deprecations as errors, its pages hold their code and charts, every
+number on them comes from the results file, a rebuild with nothing changed reads no page, and a site with
+no results file yet builds and says "not measured yet". Nothing here reads a GPU.
 """
 
 from __future__ import annotations
@@ -24,121 +21,47 @@ from typing import Any
 
 import pytest
 
-from fake_results import fake_file, provenance
-from matmul_bench import kernels
+from fake_results import fake_file
+from matmul_bench import rerun
 from matmul_data import paths, results, stats, versions
-from matmul_site import facts, numfmt, rerun
 from matmul_site.numfmt import NOT_MEASURED
-from matmul_site.sphinx import fact_blocks, kernel_source, results_file
+from matmul_site.sphinx import kernel_source
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 CHAPTERS = versions.names()
-LAST = CHAPTERS[-1]  # the version the index and the closing page end on
-RST = sorted(p for p in DOCS.glob("**/*.rst") if "gallery" not in p.relative_to(DOCS).parts)
-# A number followed by a performance unit: what a page must only state through the results file.
+RST = sorted(p for p in DOCS.glob("**/*.rst") if not {"gallery", "_generated"} & set(p.relative_to(DOCS).parts))
+# A number followed by a performance unit: what a page must only state through a generated value.
 # "×" counts only when no digit follows, so that sizes such as 128 × 256 are not taken for ratios.
 NUMBER_WITH_UNIT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(TFLOPS|TFLOP/s|GB/s|TB/s|ms\b|µs|us\b|%|×(?!\s*\d))")
 INCLUDE_DIRECTIVE = re.compile(r"^([ \t]*)\.\. (literalinclude|kernel-source):: (\S+)\n((?:\1   .*\n|[ \t]*\n)*)", re.M)
 # The confidence level of every interval (stats.CONFIDENCE) is a constant of the method, not a measurement.
 CONFIDENCE = re.compile(rf"{100 * stats.CONFIDENCE:.0f}%\s+(?:bootstrap\s+)?intervals?")
-ROLE = re.compile(r":fact:`[^`]+`")
-# Comparisons typed as words: a page may only say these through a fact, or where a test pins the verdict.
-TYPED_VERDICT = re.compile(
-    r"\b(did not pay|does not pay|slower than|faster than|(?:is|are) a tie|level with|no faster|no slower|"
-    r"does not reach|not distinguishable|the fastest version|largest (?:step|effect))\b",
-    re.I,
-)
-# Typed comparisons whose verdict test_facts.PROSE_ASSUMES pins to the recorded one (page -> sentences).
-TYPED_AND_PINNED = {
-    "chapters/v3.rst": ["At this size V3 is no faster than V2"],
-    "chapters/v8.rst": ["slower than 128 × 256 wherever"],  # tests/test_page_claims.py holds it to the logs
-}
-# Every comparison the pages make, and the fact that must render it (page -> fact names).
-COMPARISONS_CITED = {
-    "chapters/v1.rst": ["v1.step"],
-    "chapters/v2.rst": ["v2.step"],
-    "chapters/v3.rst": ["v3.step", "v4.step"],
-    "chapters/v4.rst": ["v4.step"],
-    "chapters/v5.rst": ["v5.step", "v6.step"],
-    "chapters/v6.rst": [
-        "v6.step",
-        "v6.vs_cublas",
-        "v6.sweep",
-        "v6-chunks.attempt",
-        "v6-rows-sw16.attempt",
-        "v6-chunks-sw32.attempt",
-        "v6c-chunks-sw8.attempt",
-    ],
-    "chapters/v7.rst": [
-        "v7.step",
-        "v7.vs_cublas",
-        "v7.sweep",
-        "v7@8192.step",
-        "v7@4096.step",
-        "v7@16384x8192x1024.step",
-        "v7-streamk@4096.step",
-    ],
-    "chapters/v8.rst": [
-        "v8.step",
-        "v8.vs_cublas",
-        "v8.sweep",
-        "v8@5120.step",
-        "v8@3072.step",
-        "v8@3000x5000x4096.step",
-    ],
-    "index.rst": ["latest.vs_cublas", "ladder.pays", "ladder.parity", "ladder.costs", "latest.sweep"],
-    "steps.rst": ["latest.vs_cublas", "ladder.pays", "ladder.parity", "ladder.costs", "latest.sweep"],
-}
+SUBSTITUTION = re.compile(r"\|[^|\s]+\|")
 
 
-def flipped(data: dict[str, Any]) -> dict[str, Any]:
-    """The fake file with its verdicts turned around: every ladder step and ratio says the opposite."""
-    data = copy.deepcopy(data)
-    turn = {results.PAYS: (0.95, 0.93, 0.97), results.COSTS: (1.05, 1.03, 1.07), results.PARITY: (1.05, 1.03, 1.07)}
-    for row in data["ladder"]["rows"].values():
-        if row.get("step"):
-            row["step"].update(zip(("median", "low", "high"), turn[results.verdict(row["step"])], strict=True))
-    data["ladder"]["rows"][LAST]["ratio_to_cublas"] = {"median": 1.0, "low": 0.98, "high": 1.02}
-    data["ladder"]["runs"] = [{**data["ladder"]["runs"][-1], "rows": copy.deepcopy(data["ladder"]["rows"])}]
-    return data
-
-
-def build(out: Path, results_file: Path, *, rerun_without_hopper: bool = False, log: str = "build") -> Path:
-    """sphinx-build -W -n as `nox -s docs` runs it, with deprecation warnings as errors; stderr in out/../stderr,
-    stdout (which pages were read and written) in out/../<log>.log.
+def build(
+    source: Path, out: Path, *, results_file: Path | None = None, rerun_without_hopper: bool = False, log: str = "build"
+) -> Path:
+    """sphinx-build -W -n of ``source`` as `nox -s docs` runs it, with deprecation warnings as errors; stderr in
+    out/../stderr, stdout (which pages were read and written) in out/../<log>.log.
 
     ``rerun_without_hopper`` sets the rerun variable with an nvidia-smi on PATH that reports a non-Hopper GPU.
     """
-    env = {
-        **os.environ,
-        paths.ENV_RESULTS: str(results_file),
-        "PYTHONWARNINGS": "error::DeprecationWarning,error::PendingDeprecationWarning",
-        "NO_COLOR": "1",  # a CI that sets FORCE_COLOR would wrap each log line in escape codes
-    }
-    env.pop(rerun.ENV, None)
-    env.pop("FORCE_COLOR", None)
+    env = {**os.environ, "PYTHONWARNINGS": "error::DeprecationWarning,error::PendingDeprecationWarning",
+           "NO_COLOR": "1"}  # fmt: skip
+    for name in (rerun.ENV, "FORCE_COLOR", paths.ENV_RESULTS):
+        env.pop(name, None)
+    if results_file is not None:
+        env[paths.ENV_RESULTS] = str(results_file)
     if rerun_without_hopper:
         bin_dir = out.parent / "bin"
         bin_dir.mkdir()
         (bin_dir / "nvidia-smi").write_text("#!/bin/sh\necho 'NVIDIA A100-SXM4-80GB, 8.0'\n")
         (bin_dir / "nvidia-smi").chmod(0o755)
         env.update({rerun.ENV: "1", "PATH": f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"})
-    command = [
-        sys.executable,
-        "-m",
-        "sphinx",
-        "-N",
-        "-W",
-        "--keep-going",
-        "-n",
-        "-b",
-        "html",
-        "-c",
-        ".",
-        "docs",
-        str(out),
-    ]
+    command = [sys.executable, "-m", "sphinx", "-N", "-W", "--keep-going", "-n", "-b", "html", "-c", ".",
+               str(source), str(out)]  # fmt: skip
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600, env=env)
     assert done.returncode == 0, f"sphinx-build failed:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
     assert "WARNING" not in done.stderr and "Warning" not in done.stderr, done.stderr
@@ -155,47 +78,32 @@ def pages_in_log(where: Path, log: str, step: str) -> set[str]:
 
 
 @pytest.fixture(scope="module")
-def fake() -> dict[str, Any]:
-    return fake_file()
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory, fake: dict[str, Any]) -> Path:
-    """The site of the fake file, built, then built again with nothing changed (log "again");
-    :func:`flipped_site` later rebuilds it in place, so tests read it through :func:`site`."""
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The site of the committed data and generated files, built, then built again with nothing changed."""
     where = tmp_path_factory.mktemp("site")
-    (where / "results.json").write_text(json.dumps(fake))
-    build(where / "html", where / "results.json")
-    build(where / "html", where / "results.json", log="again")
+    build(DOCS, where / "html")
+    build(DOCS, where / "html", log="again")
     return where
 
 
 @pytest.fixture(scope="module")
 def site(built: Path) -> Path:
-    """The fake file's site: a copy of the first build, taken before the flipped file is built over it."""
-    copy = built.parent / f"{built.name}-fake"
-    if not copy.exists():
-        shutil.copytree(built / "html", copy, ignore=shutil.ignore_patterns(".doctrees"))
-    return copy
+    return built / "html"
 
 
 @pytest.fixture(scope="module")
-def flipped_site(built: Path, site: Path, fake: dict[str, Any]) -> Path:
-    """The same build directory, rebuilt after its results file changed to the flipped verdicts (log "flipped"):
-    the words must follow, and only the pages that show something from the file are read again."""
-    (built / "results.json").write_text(json.dumps(flipped(fake)))
-    return build(built / "html", built / "results.json", log="flipped")
-
-
-@pytest.fixture(scope="module")
-def bare_site(tmp_path_factory: pytest.TempPathFactory, fake: dict[str, Any]) -> Path:
-    """No ladder and no sweep yet, the steps of the recorded file (real runs: several share one run_id) when there
-    is one, else the fake's; chart rerun asked for, on no Hopper GPU."""
+def bare_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The pages rendered and built with no results file; chart rerun asked for, on no Hopper GPU."""
     where = tmp_path_factory.mktemp("bare")
-    recorded = results.load_default()
-    steps = recorded["steps"] if recorded and recorded.get("steps") else fake["steps"]
-    (where / "results.json").write_text(json.dumps(provenance() | {"steps": steps}))
-    return build(where / "html", where / "results.json", rerun_without_hopper=True)
+    shutil.copytree(DOCS, where / "docs", ignore=shutil.ignore_patterns("gallery", "_generated"))
+    for name in ("figures", "examples", "build"):  # what the pages reach as ../../figures/ and the like
+        (where / name).symlink_to(ROOT / name)
+    missing = where / "none.json"
+    env = {**os.environ, paths.ENV_RESULTS: str(missing)}
+    done = subprocess.run([sys.executable, "-m", "matmul_site.render", "--docs", str(where / "docs")], env=env,
+                          capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return build(where / "docs", where / "html", results_file=missing, rerun_without_hopper=True)
 
 
 class _Text(HTMLParser):
@@ -249,8 +157,9 @@ def includes(rst: Path) -> list[tuple[str, Path | None, dict[str, str]]]:
         if kind == "kernel-source":
             path = kernel_source.kernel_path(target)
             found.append((kind, path if path.exists() else None, options))
-        else:
-            found.append((kind, (rst.parent / target).resolve(), options))
+        else:  # a path from the source folder's root (/_generated/...) or from the page's folder
+            path = DOCS / target[1:] if target.startswith("/") else rst.parent / target
+            found.append((kind, path.resolve(), options))
     return found
 
 
@@ -341,6 +250,8 @@ def test_excerpt_markers_resolve_in_the_files_they_name() -> None:
 def test_chapters_include_code_only_by_text_markers() -> None:
     for rst in RST:
         for kind, target, options in includes(rst):
+            if target is not None and "_generated" in target.parts:
+                continue  # a generated file, quoted whole
             if kind == "literalinclude" or options:
                 assert {"start-at", "end-at"} <= options.keys() or "pyobject" in options, (
                     f"{rst.relative_to(ROOT)}: {kind} {target} has no :start-at:/:end-at: markers"
@@ -451,59 +362,6 @@ def test_link_previews_are_the_plot_directives_own_png_of_each_chart_on_a_landsc
         assert preview.read_bytes() == previewed(drawn_png(site, preview.stem), tmp_path), preview.name
 
 
-def pages_showing_results() -> set[str]:
-    """The pages whose source asks for a value, verdict, table or chart from the results file, and the gallery's
-    index, whose cards show the charts."""
-    asks = re.compile(r":fact:`|^\s*\.\. (?:fact|budget-box)::", re.M)
-    pages = {rst.relative_to(DOCS).with_suffix("").as_posix() for rst in RST if asks.search(rst.read_text("utf-8"))}
-    return pages | {"gallery/index"}
-
-
-@pytest.mark.slow
-def test_a_second_build_with_nothing_changed_reads_and_writes_no_page(built: Path) -> None:
-    assert pages_in_log(built, "build", "reading sources") >= pages_showing_results()  # the log is parsed right
-    assert pages_in_log(built, "again", "reading sources") == set()
-    assert pages_in_log(built, "again", "writing output") == set()
-
-
-@pytest.mark.slow
-def test_a_changed_results_file_renders_again_every_page_that_shows_it_and_no_other(
-    built: Path, flipped_site: Path
-) -> None:
-    assert len(pages_showing_results()) >= len(CHAPTERS) + 3
-    assert pages_in_log(built, "flipped", "reading sources") == pages_showing_results()
-    assert pages_in_log(built, "flipped", "writing output") == pages_showing_results()
-
-
-@pytest.mark.slow
-def test_a_changed_results_file_redraws_the_charts_their_previews_and_cards(
-    site: Path, flipped_site: Path, tmp_path: Path
-) -> None:
-    chart = f"plot_{LAST}"  # its title states the last version's ratio to cuBLAS, which the flipped file changes
-    redrawn = drawn_png(flipped_site, chart).read_bytes()
-    assert (site / "_images" / f"{chart}.svg").read_bytes() != (flipped_site / "_images" / f"{chart}.svg").read_bytes()
-    assert redrawn != drawn_png(site, chart).read_bytes()
-    preview = (flipped_site / "_static" / "og" / f"{chart}.png").read_bytes()
-    assert preview == previewed(drawn_png(flipped_site, chart), tmp_path)
-    card = flipped_site / "_images" / f"sphx_glr_matmul_{LAST}_thumb.png"
-    assert card.read_bytes() == scaled_like_a_card(drawn_png(flipped_site, chart), tmp_path)
-
-
-def test_a_broken_results_file_stops_the_build_with_one_line(tmp_path: Path, fake: dict[str, Any]) -> None:
-    broken = tmp_path / "nvidia-h200.json"
-    broken.write_text(json.dumps(fake)[:2000])  # cut short, as an interrupted copy leaves it
-    env = {**os.environ, paths.ENV_RESULTS: str(broken)}
-    command = [sys.executable, "-m", "sphinx", "-q", "-b", "html", "-c", ".", "docs", str(tmp_path / "html")]
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
-    lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
-    assert done.returncode == 2, done.stdout + done.stderr
-    assert len(lines) == 1, "\n".join(lines)
-    assert str(broken) in lines[0] and "not valid JSON" in lines[0] and "nox -s bench" in lines[0], lines[0]
-
-
-# ---------------------------------------------------------------------------- numbers stay true
-
-
 def _walk(node: Any) -> list[float]:
     if isinstance(node, dict):
         return [x for value in node.values() for x in _walk(value)]
@@ -534,8 +392,8 @@ def _holds(number: str, held: list[float]) -> bool:
 
 
 @pytest.mark.slow
-def test_pages_state_no_number_the_results_file_does_not_hold(site: Path, fake: dict[str, Any]) -> None:
-    held = numbers_held(fake)
+def test_pages_state_no_number_the_results_file_does_not_hold(site: Path) -> None:
+    held = numbers_held(results.load_default())
     wrong = []
     for page in built_pages(site):
         for number, unit in NUMBER_WITH_UNIT.findall(CONFIDENCE.sub("", page_text(page))):
@@ -544,159 +402,35 @@ def test_pages_state_no_number_the_results_file_does_not_hold(site: Path, fake: 
     assert not wrong, f"numbers that are not in the results file: {wrong}"
 
 
-def test_number_check_catches_a_hand_typed_number(fake: dict[str, Any]) -> None:
-    held = numbers_held(fake)
-    v3 = fake["ladder"]["rows"]["v3"]
+def test_number_check_catches_a_hand_typed_number() -> None:
+    data = fake_file()
+    held = numbers_held(data)
+    v3 = data["ladder"]["rows"]["v3"]
     text = f"V3 reaches {v3['tflops']:.0f} TFLOPS in {v3['latency_ms']:.3f} ms; it was 612 TFLOPS before."
     verdict = {number: _holds(number, held) for number, _ in NUMBER_WITH_UNIT.findall(text)}
     assert verdict == {f"{v3['tflops']:.0f}": True, f"{v3['latency_ms']:.3f}": True, "612": False}
 
 
-def test_rst_states_numbers_only_through_roles() -> None:
+def test_rst_states_numbers_only_through_generated_values() -> None:
     for rst in RST:
-        typed = NUMBER_WITH_UNIT.findall(CONFIDENCE.sub("", ROLE.sub("", rst.read_text(encoding="utf-8"))))
+        typed = NUMBER_WITH_UNIT.findall(CONFIDENCE.sub("", SUBSTITUTION.sub("", rst.read_text(encoding="utf-8"))))
         assert not typed, f"{rst.relative_to(ROOT)} types numbers by hand: {typed}"
 
 
-def test_every_ladder_fact_the_pages_name_has_a_value_with_a_full_file(fake: dict[str, Any]) -> None:
-    for rst in RST:
-        for name in facts.names_in(rst.read_text(encoding="utf-8")):
-            try:
-                found = facts.find(name)[0]
-            except facts.UnknownFact:
-                facts.find(name, fact_blocks.BLOCKS)  # a table or chart, or an error naming the unknown fact
-                continue
-            if found.name.startswith(("{version}", "gpu.", "problem.", "ladder.")) or (
-                found.name.startswith("{row}")
-                and ".sweep" not in found.name
-                and re.fullmatch(r"latest|cublas|v\d+", name.split(".")[0])
-            ):  # the fake file has them all
-                assert facts.render(name, fake) != NOT_MEASURED, f"{rst.name}: {name} is unmeasured with a full file"
-
-
-# ---------------------------------------------------------------------------- comparisons follow the rule
-
-
-def test_each_comparison_the_pages_make_is_a_fact() -> None:
-    for page, names in COMPARISONS_CITED.items():
-        text = (DOCS / page).read_text(encoding="utf-8")
-        for name in names:
-            assert f":fact:`{name}`" in text, f"{page} compares {name} without its fact"
-
-
-def test_pages_type_no_verdict_outside_facts_unless_a_test_pins_it() -> None:
-    for rst in RST:
-        text = ROLE.sub("", rst.read_text(encoding="utf-8"))
-        for sentence in TYPED_AND_PINNED.get(rst.relative_to(DOCS).as_posix(), []):
-            assert sentence in text, f"{rst.name}: {sentence!r} is gone; drop it from TYPED_AND_PINNED"
-            text = text.replace(sentence, "")
-        typed = TYPED_VERDICT.findall(text)
-        assert not typed, f"{rst.relative_to(ROOT)} types a comparison the data should decide: {typed}"
+@pytest.mark.slow
+def test_a_second_build_with_nothing_changed_reads_and_writes_no_page(built: Path) -> None:
+    assert len(pages_in_log(built, "build", "reading sources")) >= len(RST)  # the log is parsed right
+    assert pages_in_log(built, "again", "reading sources") == set()
+    assert pages_in_log(built, "again", "writing output") == set()
 
 
 @pytest.mark.slow
-def test_a_try_it_table_quotes_the_steps_rows_that_the_try_it_spec_records(site: Path, fake: dict[str, Any]) -> None:
-    spec = kernels.import_spec(fact_blocks.TRYIT_SPEC, "try-it")
-    quoted = 0
-    for version, entries in spec.RECORDED.items():
-        text = words(site / "chapters" / f"{version}.html")
-        for title, variant, _ in entries:
-            runs = [r for r in results.steps_runs(fake) if r["title"] == title and variant in r["rows"]]
-            assert variant in text, (version, variant)
-            if runs:  # the fake file holds it: the row's numbers and its run's title, not "not measured yet"
-                assert f"{runs[-1]['rows'][variant]['tflops']:.0f} TFLOPS" in text and f"recorded ({title})" in text
-                quoted += 1
-    assert quoted, "the fake file holds none of the recorded rows: the test checks nothing"
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("which", ["fake", "flipped"])
-def test_each_chapter_states_its_step_by_the_rule(which: str, site: Path, flipped_site: Path, fake: Any) -> None:
-    built, data = (site, fake) if which == "fake" else (flipped_site, flipped(fake))
-    for n in range(1, len(CHAPTERS)):
-        step = data["ladder"]["rows"][f"v{n}"]["step"]
-        expected = f"Over V{n - 1}, this step {facts.render(f'v{n}.step', data)}"
-        assert expected in words(built / "chapters" / f"v{n}.html"), expected
-        assert facts.render(f"v{n}.step", data).startswith(numfmt.STEP_WORDS[results.verdict(step)])
-    ladder = words(built / "index.html")
-    assert f"in the same rounds it {facts.render('latest.vs_cublas', data)}" in ladder
-    for word, rule in (("pay at this size are", results.PAYS), ("cost:", results.COSTS)):
-        chosen = [
-            f"V{n}" for n in range(1, len(CHAPTERS)) if results.verdict(data["ladder"]["rows"][f"v{n}"]["step"]) == rule
-        ]
-        assert f"{word} {', '.join(chosen) or 'none'}" in ladder
-    if which == "flipped":  # the last version is at parity with cuBLAS there
-        assert "is at parity with cuBLAS" in ladder
-
-
-@pytest.mark.slow
-def test_ladder_table_has_one_baseline_and_every_column(site: Path, fake: dict[str, Any]) -> None:
-    text = words(site / "index.html")
-    for column in (
-        "TFLOPS",
-        "Latency",
-        "× cuBLAS [95% interval]",
-        "Step over the previous version",
-        "SM clock",
-        "Power",
-    ):
-        assert column in text
-    rows = fake["ladder"]["rows"]
-    for impl in ("v3", "v5", "cublas"):
-        assert facts.render(f"{impl}.tflops", fake) in text and facts.render(f"{impl}.ratio", fake) in text
-    assert facts.render("v5.step", fake) in text
-    assert f"{rows['cublas']['tflops']:.0f} TFLOPS" in text
-    assert "cuBLAS entry" not in text and "same_process" not in text
-    page = (site / "index.html").read_text(encoding="utf-8")
-    assert 'href="chapters/v3.html"' in page
-
-
-@pytest.mark.slow
-def test_steps_tables_show_every_row_their_page_cites(site: Path, fake: dict[str, Any]) -> None:
-    v6 = words(site / "chapters" / "v6.html")
-    for impl in fake["steps"][0]["rows"]:
-        if impl != "cublas":
-            assert impl in v6, impl
-    closing = words(site / "steps.html")
-    assert "v6-chunks" in closing and "v6-rows-sw16" not in closing.split("Attempts that were not kept")[1]
-
-
-@pytest.mark.slow
-def test_pages_give_the_peak_at_the_measured_clock_beside_the_datasheet(site: Path, fake: dict[str, Any]) -> None:
-    text = words(site / "chapters" / "v6.html")
-    for spec in ("v6.sm_clock", "v6.peak_at_clock", "v6.peak_fraction", "v6.datasheet_fraction", "gpu.peak"):
-        assert facts.render(spec, fake) in text, spec
-
-
-@pytest.mark.slow
-def test_with_no_ladder_yet_every_ladder_number_is_not_measured_and_the_build_passes(bare_site: Path) -> None:
+def test_with_no_results_file_the_site_builds_and_says_not_measured_yet(bare_site: Path) -> None:
     index = words(bare_site / "index.html")
-    assert index.count(NOT_MEASURED) >= 8 * 5
-    assert not re.search(r"\d TFLOPS(?! \()", index.replace("989.4 TFLOPS", "")), "a ladder number without a ladder"
+    assert index.count(NOT_MEASURED) >= 8
+    assert not re.search(r"\d TFLOPS", index), "a ladder number without a results file"
     for chapter in CHAPTERS:
-        text = words(bare_site / "chapters" / f"{chapter}.html")
-        assert f"{chapter.upper()} is not measured yet, so its chart is not drawn" in text
-        assert f"plot_{chapter}.svg" not in (bare_site / "chapters" / f"{chapter}.html").read_text("utf-8")
-
-
-# ---------------------------------------------------------------------------- the extension itself
-
-
-def test_corrupt_results_file_stops_the_build_with_its_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    bad = tmp_path / "nvidia-h200.json"
-    data = provenance()
-    data["gpu"]["sm_count"] = "many"
-    bad.write_text(json.dumps(data))
-    monkeypatch.setenv(paths.ENV_RESULTS, str(bad))
-    with pytest.raises(SystemExit) as stopped:
-        results_file.stop_on_a_broken_file(None)  # type: ignore[arg-type]
-    assert re.search(r"nvidia-h200\.json.*gpu\.sm_count", str(stopped.value.__cause__))
-
-
-def test_the_extension_keeps_no_state_on_the_app() -> None:
-    for module in (results_file, fact_blocks):
-        source = Path(module.__file__).read_text(encoding="utf-8")
-        assert "env.app" not in source and "app.hopper" not in source, module.__name__
+        assert NOT_MEASURED in words(bare_site / "chapters" / f"{chapter}.html"), chapter
 
 
 @pytest.mark.slow
@@ -706,46 +440,15 @@ def test_rerun_asked_for_without_a_hopper_gpu_says_why_once_per_chapter(bare_sit
     assert all("no Hopper GPU" in line and "A100" in line for line in lines), lines
 
 
-def test_reproduce_section_and_readme_document_the_rerun_variable() -> None:
-    method = (DOCS / "method.rst").read_text(encoding="utf-8")
-    reproduce = method[method.index("\nReproduce\n") :]
-    assert rerun.ENV in reproduce
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert rerun.ENV in readme[readme.index("## On a Hopper GPU") :]
-
-
-def test_what_the_prose_says_about_the_recorded_results_is_true() -> None:
-    """Sentences typed in words (configs, not comparisons) must hold for the committed file, once it has a ladder."""
-    try:
-        recorded = results.load_default()
-    except results.ResultsError as exc:
-        pytest.skip(f"the committed results file is not schema 2 yet: {exc}")
-    if recorded is None:
-        pytest.skip("no results file is committed")
-    rows = (recorded.get("ladder") or {}).get("rows", {})
-    if "v4" in rows:  # v4.rst: "The tile doubled to 128 × 256"
-        assert (rows["v4"]["config"]["block_m"], rows["v4"]["config"]["block_n"]) == (128, 256)
-    kept = [
-        impl
-        for run in recorded.get("steps", [])
-        if run["after"] == "v6"
-        for impl, row in run["rows"].items()
-        if row.get("kept")
-    ]
-    if (
-        "v6" in rows and "v6-rows-sw16" in kept
-    ):  # v6.rst: "The ladder's V6 row above was measured with the kept setting"
-        assert rows["v6"]["config"]["swizzle_size"] == 16
-
-
 CAPTION = re.compile(
-    r'<p class="results-caption">(.*?)</p>|<div class="results-chart.*?<figcaption>(.*?)</figcaption>', re.S
+    r'<p class="results-caption">(.*?)</p>|class="plot-directive[^>]*>\s*<figcaption>(.*?)</figcaption>', re.S
 )
 
 
 @pytest.mark.slow
-def test_captions_are_short_and_link_the_method_which_only_the_method_page_tells(site: Path, fake: Any) -> None:
-    method = [fake["method"][key] for key in ("timer", "l2_flush", "order", "statistic", "interval")]
+def test_captions_are_short_and_link_the_method_which_only_the_method_page_tells(site: Path) -> None:
+    data = results.load_default()
+    method = [data["method"][key] for key in ("timer", "l2_flush", "order", "statistic", "interval")]
     told = {}
     seen = 0
     for page in built_pages(site):
@@ -755,14 +458,13 @@ def test_captions_are_short_and_link_the_method_which_only_the_method_page_tells
         for match in CAPTION.finditer(page.read_text(encoding="utf-8")):
             caption = match.group(1) or match.group(2)
             shown = " ".join(html.unescape(re.sub(r"<[^>]+>", "", caption)).replace("\u00b6", "").split())
-            assert len(shown.split()) < 40, f"{name}: a caption of {len(shown.split())} words: {shown}"
-            assert re.search(r'<a [^>]*href="(\.\./)?method\.html"', caption), f"{name}: no method link in {shown}"
+            assert len(shown.split()) < 45, f"{name}: a caption of {len(shown.split())} words: {shown}"
+            if "build record" not in shown and name != "method.html":
+                assert re.search(r'<a [^>]*href="(\.\./)?method\.html"', caption), f"{name}: no method link: {shown}"
             seen += 1
     assert seen >= len(CHAPTERS) + 3, f"only {seen} captions found"
     assert told.pop("method.html") == method, "the method page does not tell the whole method"
-    assert not {name: m for name, m in told.items() if m}, (
-        f"pages that repeat the method: { {n: m for n, m in told.items() if m} }"
-    )
+    assert not {name: m for name, m in told.items() if m}, f"pages that repeat the method: {told}"
 
 
 @pytest.mark.slow
@@ -788,12 +490,12 @@ def test_each_chapter_from_v1_offers_its_whole_kernel_diff_collapsed_under_what_
 
 
 def test_a_chapter_whose_version_is_not_measured_yet_previews_the_ladder_chart(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake: dict[str, Any]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from matmul_site.sphinx.link_preview import LADDER, og_chart
 
     last, before = versions.names()[-1], versions.names()[-2]
-    unmeasured = copy.deepcopy(fake)
+    unmeasured = copy.deepcopy(fake_file())
     for figure in [unmeasured["ladder"], *unmeasured["ladder"]["runs"]]:
         figure["rows"].pop(last)
     (tmp_path / "results.json").write_text(json.dumps(unmeasured))

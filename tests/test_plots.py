@@ -22,8 +22,9 @@ from chart_text import layout_problems
 from matplotlib.colors import to_rgb
 
 from fake_results import fake_file, provenance
+from matmul_bench import rerun
 from matmul_data import paths, results, versions
-from matmul_site import captions, chartkit, charts, numfmt, rerun
+from matmul_site import chartkit, charts, numfmt, render
 
 
 @pytest.fixture(scope="session")
@@ -68,74 +69,9 @@ def test_every_chart_script_draws_one_figure_the_same_bytes_twice(data: Any, tmp
         assert b"<dc:date>" not in second, f"{script.name} embeds a date"
 
 
-def test_caption_names_the_run_gpu_shape_and_date_from_the_file(data: dict[str, Any]) -> None:
-    text = captions.ladder_caption(data)
-    run = data["ladder"]
-    for expected in (
-        run["run_id"],
-        "NVIDIA H200",
-        "8192\u00b3",
-        f"{run['rounds']} rounds in {run['processes']} processes",
-        run["date"],
-    ):
-        assert expected in text, f"caption lacks {expected!r}: {text}"
-    data["gpu"]["name"] = "Another Board"
-    for run in data["ladder"]["runs"]:  # a figure's date is its runs'
-        run["date"] = "2040-01-01"
-    assert "Another Board" in captions.ladder_caption(data) and "2040-01-01" in captions.ladder_caption(data)
-    assert "NVIDIA H200" not in captions.ladder_caption(data)
-
-
 def method_words(data: dict[str, Any]) -> list[str]:
     """The method's own text in the results file: said on the method page, nowhere else."""
     return [data["method"][key] for key in ("timer", "l2_flush", "order", "statistic", "interval")]
-
-
-def every_caption(data: dict[str, Any]) -> dict[str, str]:
-    """Every caption the site can show for this file: each chart's (rerun or not), each table's."""
-    found = {f"chart {name}": captions.chart_caption(name, data) for name in draw_all.scripts()}
-    found |= {
-        f"chart {v} rerun": captions.chart_caption(f"plot_{v}.py", data, rerun_on="NVIDIA H100 80GB HBM3")
-        for v in versions.names()
-    }
-    found |= {"ladder table": captions.ladder_caption(data), "sweep": captions.sweep_caption(data)}
-    after = sorted({r["after"] for r in data.get("steps", [])})
-    for version in after:
-        runs = [r for r in data["steps"] if r["after"] == version]
-        found[f"steps after {version}"] = captions.steps_caption(data, runs)
-        found[f"try-its after {version}"] = captions.steps_caption(data, [r for r in runs if results.is_tryit_run(r)])
-    return found
-
-
-def test_a_ladder_without_some_versions_names_the_spans_it_timed(data: dict[str, Any]) -> None:
-    names = [versions.label(v) for v in versions.names()]
-    del data["ladder"]["rows"][versions.names()[-1]]  # a chapter added, not measured yet
-    assert f": {names[0]}\u2013{names[-2]} and cuBLAS at" in captions.ladder_caption(data)
-    del data["ladder"]["rows"][versions.names()[2]]
-    assert f": {names[0]}, {names[1]}, {names[3]}\u2013{names[-2]} and cuBLAS" in captions.ladder_caption(data)
-
-
-@pytest.mark.parametrize("source", ["made-up", "recorded"])
-def test_every_caption_with_its_method_link_is_under_40_words_and_holds_no_method(
-    source: str, data: dict[str, Any]
-) -> None:
-    if source == "recorded":
-        data = results.load_default()
-        assert data is not None, "no recorded results file in plots/results/"
-    link = len(captions.METHOD_LINK.split())
-    for where, text in every_caption(data).items():
-        assert len(text.split()) + link < captions.MAX_WORDS == 40, f"{where}: {len(text.split()) + link} words: {text}"
-        assert not [m for m in method_words(data) if m in text], f"{where} repeats the method: {text}"
-
-
-def test_each_chart_caption_says_what_its_chart_shows(data: dict[str, Any]) -> None:
-    assert captions.chart_caption("plot_v3.py", data).startswith(
-        "Every version's TFLOPS against the tensor-core peak at its clock, V3 highlighted."
-    )
-    assert captions.chart_caption("plot_sweep.py", data).startswith("Each implementation against cuBLAS")
-    assert captions.chart_caption("plot_steps.py", data).startswith("What each step bought")
-    with pytest.raises(ValueError, match="plot_other.py"):
-        captions.chart_caption("plot_other.py", data)
 
 
 def test_no_caption_or_method_text_is_drawn_into_a_chart(data: dict[str, Any]) -> None:
@@ -143,7 +79,7 @@ def test_no_caption_or_method_text_is_drawn_into_a_chart(data: dict[str, Any]) -
     drawn += [charts.steps_chart(data), charts.replication_chart(replicated(data))]
     for fig in drawn:
         words = " ".join(texts(fig) + [t.get_text() for t in fig.legends[0].get_texts()] if fig.legends else texts(fig))
-        assert captions.ladder_caption(data) not in words and captions.sweep_caption(data) not in words
+        assert render.ladder_caption(data) not in words and render.sweep_caption(data) not in words
         assert not [m for m in method_words(data) if m in words], words
 
 
@@ -355,16 +291,6 @@ def test_replication_chart_with_one_run_says_there_is_nothing_to_compare(data: d
     assert texts(fig) == [f"Replicated ladder: {charts.NOT_MEASURED}"]
 
 
-def test_a_replicated_figures_caption_counts_its_runs_and_their_rounds_each(data: dict[str, Any]) -> None:
-    data = replicated(data)
-    run = data["ladder"]["runs"][0]
-    assert captions.ladder_caption(data) == (
-        f"3 runs on NVIDIA H200, 2026-12-01 to 2026-12-03: every version and cuBLAS at 8192\u00b3, "
-        f"{run['rounds']} rounds in {run['processes']} processes each."
-    )
-    assert captions.chart_caption("plot_replication.py", data).startswith("Each step and each version against cuBLAS")
-
-
 def test_unknown_version_is_a_value_error(data: dict[str, Any]) -> None:
     with pytest.raises(ValueError, match="v99"):
         charts.version_chart("v99", data)
@@ -408,7 +334,7 @@ def test_without_the_variable_a_chart_never_asks_for_a_gpu(data: Any, tmp_path: 
     use_file(tmp_path, monkeypatch, data)
     monkeypatch.setattr(rerun, "hopper_gpu", lambda: pytest.fail("asked for a GPU without the variable"))
     monkeypatch.setattr(rerun.subprocess, "run", lambda *a, **k: pytest.fail("ran a subprocess"))
-    charts.version_chart("v3")
+    charts.version_chart("v3", *rerun.ladder_for("v3"))
 
 
 def test_with_the_variable_and_no_hopper_gpu_it_says_why_and_draws_the_recorded_file(
@@ -418,7 +344,7 @@ def test_with_the_variable_and_no_hopper_gpu_it_says_why_and_draws_the_recorded_
     monkeypatch.setenv(rerun.ENV, "1")
     monkeypatch.setattr(rerun, "hopper_gpu", lambda: (None, "no Hopper GPU here"))
     rerun.fresh.cache_clear()
-    fig = charts.version_chart("v3")
+    fig = charts.version_chart("v3", *rerun.ladder_for("v3"))
     v0 = f" {data['ladder']['rows']['v0']['tflops']:.0f} ("  # its TFLOPS, then its share of the peak
     assert [t for t in texts(fig) if t.startswith(v0)], "the recorded ladder is not drawn"
     lines = capsys.readouterr().err.strip().splitlines()
@@ -446,10 +372,9 @@ def test_with_the_variable_on_hopper_it_reruns_its_version_and_says_so(
     monkeypatch.setattr(rerun, "command", fake_command)
     monkeypatch.setattr(rerun, "OUT_DIR", tmp_path / "rerun")
     rerun.fresh.cache_clear()
-    fig = charts.version_chart("v3")
+    fig = charts.version_chart("v3", *rerun.ladder_for("v3"))
     assert texts(fig).count("not in this run") == len(versions.names()) - 1, texts(fig)
-    caption = captions.chart_caption("plot_v3.py", fresh, rerun_on="NVIDIA H100 80GB HBM3")
-    assert "Rerun at build time on NVIDIA H100 80GB HBM3" in caption
+    assert "rerun at build time on NVIDIA H100 80GB HBM3" in " ".join(fig.axes[0].get_title(loc="left").split())
     assert seen == [["v3"]]
     rerun.fresh.cache_clear()
 

@@ -139,19 +139,6 @@ def test_a_record_from_a_dirty_tree_goes_to_a_draft_the_site_does_not_show(tmp_p
     assert not (tmp_path / "res" / "nvidia-h200.json").exists()
 
 
-def test_a_suspect_row_shows_its_clock_as_suspect_and_no_number_rests_on_it() -> None:
-    import fake_results
-    from matmul_site import facts
-
-    data = fake_results.fake_file()
-    row = data["ladder"]["rows"]["v7"]
-    row.update(sm_clock_mhz=1965.0, efficiency=0.62, suspect=True)
-    assert facts.render("v7.sm_clock", data).startswith("1965 MHz (suspect")
-    assert facts.render("v7.peak_fraction", data) == facts.NOT_MEASURED
-    row.update(suspect=False)
-    assert "suspect" not in facts.render("v7.sm_clock", data)
-
-
 def test_each_run_carries_how_long_its_invocation_took(tmp_path: Path) -> None:
     assert fake(tmp_path, "--ladder", "--sweep", "--sweep-shapes", "4096x4096x4096") == 0
     data = results.load(tmp_path / "res" / "nvidia-h200.json")

@@ -8,10 +8,10 @@ Charts of ratios only (the replication chart, the sweep's ratio panel) have no p
 
 Every chart is drawn for a phone's width (:mod:`matmul_site.chartkit`): labels sit above their bars or beside
 short row names, never squeezed under a column, and the figure's height follows its rows. What a chart shows
-and which run it is from is its caption's job (:mod:`matmul_site.captions`, under the chart on the page); how
+and which run it is from is its caption's job (written by :mod:`matmul_site.render`, under the chart on the page); how
 it was measured is the method page's. No file, or no run to draw, gives a panel that says "not measured yet" and
-no number. Nothing here imports torch, Tilus or CUDA; a chapter chart reruns its version on
-a Hopper GPU only when asked (:mod:`matmul_site.rerun`).
+no number. Nothing here imports torch, Tilus or CUDA; a chapter chart draws from a fresh run of its
+version when its page asks the benchmark for one (:mod:`matmul_bench.rerun`).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from matmul_data import results, versions
-from matmul_site import numfmt, rerun
+from matmul_site import numfmt
 from matmul_site.chartkit import (
     CUBLAS,
     EARLIER,
@@ -216,17 +216,15 @@ def _cublas_line(ax: Any, tflops: float, label: str) -> None:
     ax.text(tflops, HEADER / 2, f"{label} ", color=CUBLAS, ha="right", va="center")
 
 
-def version_chart(version: str, data: Any = _USE_FILE) -> Figure:
+def version_chart(version: str, data: Any = _USE_FILE, rerun_on: str | None = None) -> Figure:
     """Chapter chart: every version's TFLOPS, this one highlighted, earlier ones solid, later ones faint.
 
     Each version's name and title sit above its bar, whole; across the bar, a mark at the tensor-core peak at
     that version's clock, and right of it the version's TFLOPS and share of that peak. Drawn from the recorded
-    ladder; with ``HOPPER_MATMUL_RERUN_CHARTS=1`` on a Hopper GPU, from a fresh run of this version and cuBLAS.
+    ladder, or from a fresh run of this version and cuBLAS on the GPU named by ``rerun_on``.
     """
     versions.get(version)  # VersionError (a ValueError) names the known versions
-    rerun_on = None
-    if data is _USE_FILE:
-        data, rerun_on = rerun.ladder_for(version, results.load_default())
+    data = _data(data)
     fig, ax = new_figure()
     run = results.ladder(data)
     if run is None or version not in run["rows"]:
@@ -257,7 +255,8 @@ def version_chart(version: str, data: Any = _USE_FILE) -> Figure:
     ax.grid(axis="y", visible=False)
     ax.xaxis.set_major_locator(_ticks())
     ratio = numfmt.ratio_text(rows[version]["ratio_to_cublas"])
-    top_in = _title(ax, f"{versions.label(version)}: {rows[version]['tflops']:.0f} TFLOPS, {ratio} cuBLAS")
+    rerun_note = f" (rerun at build time on {rerun_on})" if rerun_on else ""
+    top_in = _title(ax, f"{versions.label(version)}: {rows[version]['tflops']:.0f} TFLOPS, {ratio} cuBLAS{rerun_note}")
     key = _peak_key(any(v.peak is not None for v in values), any(v.suspect for v in values))
     legend_in = legend_below(fig, *key) if key[0] else 0.0
     bottom_in = _xlabel(ax, f"TFLOPS at {numfmt.shape_text(run['shape'])} (higher is better)") + legend_in

@@ -44,7 +44,7 @@ from sphinx.directives.code import LiteralInclude
 from sphinx.environment import BuildEnvironment
 
 from matmul_data import paths, versions
-from matmul_site.sphinx import chart_files, results_file
+from matmul_site.sphinx import chart_files
 
 ROOT = paths.ROOT
 KERNELS = paths.KERNEL_DIR
@@ -262,7 +262,7 @@ def _write_thumbnails(app: Sphinx, docname: str, source: list[str]) -> None:
     """Each card's image, where sphinx-gallery keeps it: the chapter's chart (or sphinx-gallery's "no image")."""
     if docname != _gallery_index(app):
         return
-    results_file.note_dependency(app.env)  # the cards show charts of the results
+    app.env.note_dependency(str(paths.DOCS_DIR / "_generated" / "values.rst"))  # the cards show the charts
     from sphinx_gallery import glr_path_static
     from sphinx_gallery.utils import scale_image
 

@@ -2,10 +2,10 @@
 
     HOPPER_MATMUL_RERUN_CHARTS=1 nox -s docs
 
-With the variable set, each chapter's chart (``plots/plot_vN.py``, through
-:func:`matmul_site.charts.version_chart`) first runs the benchmark in a subprocess, quick and
+With the variable set, each chapter's chart (the plot directive on its page calls
+``charts.version_chart("vN", *rerun.ladder_for("vN"))``) first runs the benchmark in a subprocess, quick and
 interleaved, for vN and cuBLAS only, into ``build/rerun/vN.json``, then draws from that file; its
-caption says it was rerun at build time and on which GPU. Where there is no Hopper GPU (asked
+title says it was rerun at build time and on which GPU. Where there is no Hopper GPU (asked
 of ``nvidia-smi``, and only when the variable is set) or the benchmark fails, one line says why
 and the chart draws from the recorded file. Without the variable nothing here runs: the build
 never touches CUDA.
@@ -108,8 +108,9 @@ def _say(version: str, reason: str) -> None:
     print(f"{ENV}=1: {version} not rerun ({reason}); its chart draws from the recorded results", file=sys.stderr)
 
 
-def ladder_for(version: str, recorded: dict[str, Any] | None) -> tuple[dict[str, Any] | None, str | None]:
+def ladder_for(version: str) -> tuple[dict[str, Any] | None, str | None]:
     """(data the chapter chart draws from, GPU name when it was rerun at build time, else None)."""
+    recorded = results.load_default()
     if not requested():
         return recorded, None
     run = fresh(version)
@@ -117,7 +118,3 @@ def ladder_for(version: str, recorded: dict[str, Any] | None) -> tuple[dict[str,
         _say(version, run.reason or "no reason given")
         return recorded, None
     return run.data, run.gpu
-
-
-def load_recorded() -> dict[str, Any] | None:
-    return results.load_default()

@@ -1,0 +1,239 @@
+"""The generator of docs/_generated/: its files are what the committed data gives, every name a page uses has
+a value, values follow the data and the rule, and bad or missing input gets one line."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import fake_results
+from fake_results import fake_file
+from matmul_data import budget, paths, results, versions
+from matmul_site import numfmt, render
+from matmul_site.numfmt import NOT_MEASURED
+
+TIMES = "\u00d7"
+
+
+@pytest.fixture(scope="module")
+def _fake() -> dict[str, Any]:
+    return fake_file()  # a few seconds of bootstrapping: made once, copied per test
+
+
+@pytest.fixture
+def data(_fake: dict[str, Any]) -> dict[str, Any]:
+    return copy.deepcopy(_fake)
+
+
+@pytest.fixture(scope="module")
+def record() -> dict[str, Any]:
+    return budget.load_builds()
+
+
+def docs_copy(tmp_path: Path) -> Path:
+    """The pages without their generated files, where a test may render other data."""
+    docs = tmp_path / "docs"
+    shutil.copytree(paths.DOCS_DIR, docs, ignore=shutil.ignore_patterns("gallery", "_generated"))
+    return docs
+
+
+def run_render(*args: str, results_path: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, paths.ENV_RESULTS: str(results_path)}
+    command = [sys.executable, "-m", "matmul_site.render", *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, env=env, check=False)
+
+
+# ---------------------------------------------------------------------------- the committed files
+
+
+def test_the_committed_generated_files_are_what_the_committed_data_gives() -> None:
+    stale = render.render(check=True)
+    assert stale == [], f"docs/_generated/ is stale ({stale}): run `python -m matmul_site.render` and commit"
+
+
+def test_every_name_the_pages_use_has_a_value_in_the_committed_data(record: dict[str, Any]) -> None:
+    named = render.values(results.load_default(), record)
+    missing = {name: page for name, page in render.used_names().items() if name not in named}
+    assert missing == {}, "names with no value (a typo, or data not recorded yet)"
+
+
+def test_an_unchanged_file_is_not_written_again(tmp_path: Path) -> None:
+    docs = docs_copy(tmp_path)
+    assert "values.rst" in render.render(docs)
+    stamps = {p.name: p.stat().st_mtime_ns for p in (docs / "_generated").iterdir()}
+    assert render.render(docs) == []
+    assert {p.name: p.stat().st_mtime_ns for p in (docs / "_generated").iterdir()} == stamps
+
+
+def test_check_names_a_stale_file_and_writes_nothing(tmp_path: Path) -> None:
+    docs = docs_copy(tmp_path)
+    render.render(docs)
+    (docs / "_generated" / "ladder.csv").write_text("edited by hand\n")
+    assert render.render(docs, check=True) == ["ladder.csv"]
+    assert (docs / "_generated" / "ladder.csv").read_text() == "edited by hand\n"
+
+
+# ---------------------------------------------------------------------------- bad or missing input
+
+
+def test_without_a_results_file_one_line_says_so_and_every_measured_value_reads_not_measured(tmp_path: Path) -> None:
+    docs = docs_copy(tmp_path)
+    env = {**os.environ, paths.ENV_RESULTS: str(tmp_path / "none.json")}
+    command = [sys.executable, "-m", "matmul_site.render", "--docs", str(docs)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env, check=False)
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "no results file" in lines[0] and "nox -s bench" in lines[0], lines
+    text = (docs / "_generated" / "values.rst").read_text()
+    assert f".. |latest.vs_cublas| replace:: {NOT_MEASURED}" in text
+    assert f".. |v7.registers| replace:: {budget.load_builds()['versions']['v7']['registers']}" in text
+    assert NOT_MEASURED in (docs / "_generated" / "ladder.csv").read_text()
+
+
+def test_a_truncated_results_file_is_one_line_naming_it(tmp_path: Path, data: dict[str, Any]) -> None:
+    broken = tmp_path / "nvidia-h200.json"
+    broken.write_text(json.dumps(data)[:2000])  # cut short, as an interrupted copy leaves it
+    done = run_render("--check", results_path=broken)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 1 and len(lines) == 1, done.stderr
+    assert str(broken) in lines[0] and "not valid JSON" in lines[0], lines[0]
+
+
+def test_a_kernel_file_that_does_not_parse_is_one_line_naming_it(tmp_path: Path) -> None:
+    kernels = tmp_path / "kernels"
+    shutil.copytree(paths.KERNEL_DIR, kernels)
+    (kernels / "matmul_v3.py").write_text("TITLE = 'V3'\ndef broken(:\n")
+    code = "import sys; from matmul_data import paths; paths.KERNEL_DIR = __import__('pathlib').Path(sys.argv[1]); " \
+           "from matmul_site import render; sys.exit(render.main(['--check']))"  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", code, str(kernels)], capture_output=True, text=True, timeout=120)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 1 and len(lines) == 1, done.stderr
+    assert "matmul_v3.py" in lines[0] and "line 2" in lines[0], lines[0]
+
+
+# ---------------------------------------------------------------------------- values follow the data
+
+
+def _set_step(data: dict[str, Any], impl: str, median: float, low: float, high: float) -> None:
+    data["ladder"]["rows"][impl]["step"].update(median=median, low=low, high=high)
+    data["ladder"]["rows"][impl]["step"].pop("verdict", None)
+
+
+def test_ladder_values_print_with_their_units(data: dict[str, Any], record: dict[str, Any]) -> None:
+    named, row = render.values(data, record), data["ladder"]["rows"]["v3"]
+    assert named["v3.tflops"] == f"{row['tflops']:.0f} TFLOPS"
+    assert named["v3.ms"] == f"{row['latency_ms']:.3f} ms"
+    assert named["v3.sm_clock"] == f"{row['sm_clock_mhz']:.0f} MHz"
+    assert named["v3.ratio"] == numfmt.ratio_text(row["ratio_to_cublas"])
+
+
+def test_steps_and_ratios_speak_by_the_rule(data: dict[str, Any], record: dict[str, Any]) -> None:
+    _set_step(data, "v2", 1.04, 1.02, 1.06)
+    _set_step(data, "v3", 0.99, 0.97, 1.02)
+    _set_step(data, "v5", 0.93, 0.91, 0.95)
+    data["ladder"]["rows"]["v6"]["ratio_to_cublas"] = {"median": 0.95, "low": 0.94, "high": 0.96}
+    named = render.values(data, record)
+    assert named["v2.step"] == f"pays: 1.04{TIMES} [1.02, 1.06]"
+    assert named["v3.step"] == f"is at parity: 0.99{TIMES} [0.97, 1.02]"
+    assert named["v5.step"] == f"costs: 0.93{TIMES} [0.91, 0.95]"
+    assert named["v5.reversed"] == f"pays: 1.08{TIMES} [1.05, 1.10]"
+    assert named["v6.vs_cublas"] == f"is behind cuBLAS: 0.95{TIMES} [0.94, 0.96]"
+    assert "V5" in named["ladder.costs"].split(", ") and "V3" not in named["ladder.pays"].split(", ")
+
+
+def test_printed_interval_never_contradicts_its_verdict() -> None:
+    # 1.004 [1.001, 1.008] pays; at two decimals it would print [1.00, 1.01] and look like parity.
+    assert numfmt.ratio_text({"median": 1.004, "low": 1.001, "high": 1.008}) == f"1.004{TIMES} [1.001, 1.008]"
+    assert numfmt.ratio_text({"median": 1.0, "low": 0.97, "high": 1.02}) == f"1.00{TIMES} [0.97, 1.02]"
+
+
+def test_steps_rows_are_named_alone_and_with_their_runs_shape(data: dict[str, Any], record: dict[str, Any]) -> None:
+    named = render.values(data, record)
+    for run in data["steps"]:
+        shape = render.shape_name(results.shape_of(run))
+        for impl, row in run["rows"].items():
+            assert named[f"{impl}:{shape}.tflops"] == f"{row['tflops']:.0f} TFLOPS"
+            assert f"{impl}.tflops" in named
+
+
+def test_latest_is_the_newest_measured_version(data: dict[str, Any], record: dict[str, Any]) -> None:
+    newest = versions.names()[-1]
+    assert render.values(data, record)["latest.label"] == versions.label(newest)
+    del data["ladder"]["rows"][newest]
+    assert render.values(data, record)["latest.label"] == versions.label(versions.names()[-2])
+
+
+def test_build_values_and_sizes_come_from_the_record_and_tuned(record: dict[str, Any]) -> None:
+    named, v7 = render.values(None, record), record["versions"]["v7"]
+    assert named["v7.registers"] == str(v7["registers"])
+    assert named["v7.spills"] == "no spills" or "spill stores" in named["v7.spills"]
+    c = versions.get("v6").tuned
+    assert named["v6.stage"] == numfmt.kb_text((c["block_m"] + c["block_n"]) * c["block_k"] * 2)
+    assert "v7.tflops" not in named
+
+
+def test_the_build_table_shows_what_moved_and_names_the_rest(record: dict[str, Any]) -> None:
+    table, unchanged = render.build_table("v7", record)
+    assert table[0] == ["Build fact", "V6", "V7"]
+    moved = {row[0] for row in table[1:]}
+    assert all(row[1] != row[2] for row in table[1:]) and unchanged.startswith("Unchanged: ")
+    assert not any(label in unchanged for label in moved)
+    first, note = render.build_table(versions.names()[0], record)
+    assert len(first[0]) == 2 and note == ""
+
+
+def test_the_tile_table_gives_v7s_tile_and_the_models_pick_at_each_shape() -> None:
+    rows = render.tile_choices_table()
+    assert len(rows) == 1 + len(render.TILE_CHOICE_SHAPES)
+    model = render.load_module(paths.KERNEL_DIR / "tile_model.py", "tile_model")
+    for row, token in zip(rows[1:], render.TILE_CHOICE_SHAPES, strict=True):
+        m, n, k = render.shape_of(token)
+        assert row[2] == model.choose(m, n, k, model.H100_SMS).name.replace("x", f" {TIMES} ")
+
+
+def test_no_extra_build_is_stale(record: dict[str, Any]) -> None:
+    stale = [name for name, e in record["extras"].items() if e["source"] != budget.files_hash(e["files"])]
+    assert stale == [], "files changed since the record: run `python -m matmul_bench buildcheck --record`"
+
+
+def test_a_suspect_rows_clock_says_so_and_no_share_of_the_peak_rests_on_it(data: dict[str, Any]) -> None:
+    row = data["ladder"]["rows"]["v7"]
+    row.update(sm_clock_mhz=1965.0, efficiency=0.62, suspect=True)
+    named = render.values(data, None)
+    assert named["v7.sm_clock"].startswith("1965 MHz (suspect") and "v7.peak_fraction" not in named
+    row.update(suspect=False)
+    assert "suspect" not in render.values(data, None)["v7.sm_clock"]
+
+
+def test_try_it_outcomes_read_from_the_file() -> None:
+    data = fake_results.provenance() | {"tryit": fake_results.fake_tryit()}
+    named = render.values(data, None)
+    assert named["v5-release-before-wait.result"] == "exact"
+    checks = f"(2 at 8192\u00b3, 1 at 1000{TIMES}8192{TIMES}8192)"
+    assert named["v5-release-before-wait.outcome"] == f"exact in all 3 checks {checks}"
+    wrong = named["v6-no-sync-after-store.outcome"]
+    assert wrong.startswith("wrong in 1 of 3 checks") and "4,096 of 67,108,864" in wrong and "still NaN" in wrong
+    assert named["v6-no-sync-after-store.wrong_checks"] == "1 of 3"
+    assert named["v3-producer-phase-0.outcome"].startswith("hangs: no answer")
+    assert named["v6-stages-4.outcome"].startswith("does not build: RuntimeError")
+
+
+def test_a_try_it_table_quotes_the_steps_rows_the_try_it_spec_records(data: dict[str, Any]) -> None:
+    quoted = 0
+    for version, entries in render.tryit_spec().RECORDED.items():
+        text = render.csv_text(render.tryit_table(version, data))
+        for title, variant, _ in entries:
+            runs = [r for r in results.steps_runs(data) if r["title"] == title and variant in r["rows"]]
+            assert variant in text, (version, variant)
+            if runs:
+                assert f"{runs[-1]['rows'][variant]['tflops']:.0f} TFLOPS" in text and f"recorded ({title})" in text
+                quoted += 1
+    assert quoted, "the fake file holds none of the recorded rows: the test checks nothing"
