@@ -428,7 +428,7 @@ PERFORMANCE = [
     (f"{TIMES} cuBLAS, paired in the same rounds [95% interval]", "ratio"), ("Step over the previous version", "step"),
     ("SM clock during timing", "sm_clock"), ("Power during timing", "power"),
     ("Tensor-core peak at that clock", "peak_at_clock"), ("Share of the peak at that clock", "peak_fraction"),
-    ("Share of the datasheet peak", "datasheet_fraction"), ("Tuned configuration", "config"),
+    ("Share of the datasheet peak ({})", "datasheet_fraction"), ("Tuned configuration", "config"),
 ]  # fmt: skip
 
 
@@ -438,7 +438,11 @@ def performance_table(version: str, data: Data, named: dict[str, str]) -> Table:
     row, run = results.ladder_row(data, version), results.ladder(data)
     if data is None or row is None or run is None:
         return [header, ["Throughput", NOT_MEASURED]]
-    rows = [header, *([label, named.get(f"{version}.{what}", NOT_MEASURED)] for label, what in PERFORMANCE)]
+    peak = named.get("gpu.peak", NOT_RECORDED)
+    rows = [
+        header,
+        *([label.format(peak), named.get(f"{version}.{what}", NOT_MEASURED)] for label, what in PERFORMANCE),
+    ]
     if version == versions.names()[0]:
         rows[4][1] = "first version"
     labels = {key: label for key, label, _ in COUNTERS.values()}
