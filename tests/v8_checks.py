@@ -7,7 +7,6 @@ says which one it takes, or holds a claim in all of them.
 
 from __future__ import annotations
 
-import gzip
 import json
 import statistics
 
@@ -23,8 +22,7 @@ def medians(names: tuple[str, ...] = EDGE_LOGS) -> dict[Shape, dict[str, dict[st
     """shape -> log name -> implementation ("128x192", ..., "cuBLAS") -> median ms over its rounds."""
     found: dict[Shape, dict[str, dict[str, float]]] = {}
     for name in names:
-        with gzip.open(paths.RESULTS_DIR / "samples" / f"{name}.gz", "rt", encoding="utf-8") as f:
-            log = json.load(f)
+        log = json.loads((paths.ROOT / "plots" / "results" / "logs" / name).read_text(encoding="utf-8"))
         for timing in log["timings"]:
             m, n, k = timing["shape"]
             by_log = found.setdefault((m, n, k), {})
