@@ -22,9 +22,10 @@ from typing import Any
 import pytest
 import torch
 
-from matmul_bench import jobs, kernels
+from matmul_bench import jobs
+from matmul_bench import kernels as loader
 
-common = kernels.load("common")
+common = loader.load("common")
 
 pytestmark = pytest.mark.gpu
 
@@ -81,7 +82,7 @@ def prebuilt() -> dict[tuple[int, tuple[int, int, int]], tuple[dict[str, Any], i
 @pytest.fixture(scope="session")
 def kernels(prebuilt: dict[Any, Any]) -> dict[int, Any]:
     """One pinned instance per version, loaded here once its builds are in Tilus's cache."""
-    return {v: kernels.make_kernel(spec(v, [])["file"], f"MatmulV{v}", None) for v in versions()}
+    return {v: loader.make_kernel(spec(v, [])["file"], f"MatmulV{v}", None) for v in versions()}
 
 
 V = [pytest.param(v, id=f"v{v}") for v in versions()]
@@ -156,8 +157,8 @@ def menu() -> list[dict[str, Any]]:
     """V8's menu, each tile as a whole configuration (its TUNED with the tile's knobs); [] without V8."""
     if not V8_FILE.exists():
         return []
-    tuned = kernels.load("matmul_v8").TUNED
-    return [{**tuned, **tile.config} for tile in kernels.load("tile_model").CANDIDATES]
+    tuned = loader.load("matmul_v8").TUNED
+    return [{**tuned, **tile.config} for tile in loader.load("tile_model").CANDIDATES]
 
 
 MENU = {f"{c['block_m']}x{c['block_n']}": c for c in menu()}
@@ -170,7 +171,7 @@ def menu_kernels() -> dict[str, Any]:
     specs = [{"file": file, "cls": "MatmulV8", "config": c, "shapes": [list(s) for s in MENU_SHAPES], "check": False}
              for c in MENU.values()]  # fmt: skip
     jobs.build_all(specs, jobs=os.cpu_count() or 4, timeout_s=900)
-    return {name: kernels.make_kernel(file, "MatmulV8", c) for name, c in MENU.items()}
+    return {name: loader.make_kernel(file, "MatmulV8", c) for name, c in MENU.items()}
 
 
 @pytest.mark.parametrize("shape", [pytest.param(s, id="x".join(map(str, s))) for s in MENU_SHAPES])
