@@ -17,10 +17,9 @@ import os
 import sys
 from pathlib import Path
 
-from matmul_bench import kernels, prebuild
-from matmul_data import versions
+from matmul_bench import jobs, kernels
+from matmul_data import paths, versions
 
-ROOT = Path(__file__).resolve().parent.parent
 # The shapes issue 27 found wrong in V6 to V8 (N % 8 != 0 with many K-tiles), and two controls it found right.
 REPORTED = ((2048, 2047, 4096), (4096, 4095, 4096), (4096, 4999, 4096), (3001, 4999, 4096), (4096, 4092, 4096),
             (3001, 4999, 4104), (256, 4999, 512), (2049, 2047, 200), (4096, 4088, 4096))  # fmt: skip
@@ -32,22 +31,16 @@ def main() -> int:
     parser.add_argument("--shapes", nargs="*", help="MxNxK ... (default: the GPU suite's drawn shapes and REPORTED)")
     parser.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) - 2))
     args = parser.parse_args()
-    # A Version reads its file's TUNED and whether it has a per-problem rule; any copy of a kernel file will do.
-    found = [versions.Version(int(f.stem.removeprefix("matmul_v")), "", f.resolve()) for f in args.files or []]
-    chosen = found or list(versions.all_versions(kernels.KERNEL_DIR))
+    files = [f.resolve() for f in args.files or [versions.get(n).path for n in versions.names()]]
     if args.shapes:
         shapes = [tuple(int(x) for x in s.split("x")) for s in args.shapes]
-    else:
-        sys.path.insert(0, str(ROOT / "tests"))
-        from test_kernels_gpu import DRAWN_SHAPES  # the suite's seeded draw over N % 8, K and M
-
-        shapes = [*DRAWN_SHAPES, *REPORTED]
-    specs = []
-    for version in chosen:
-        specs += [{"file": str(version.path), "cls": version.class_name, "config": version.fixed_config,
-                   "shapes": [list(shape)], "check": True} for shape in shapes]  # fmt: skip
+    else:  # the suite's seeded draw over N % 8, K and M
+        shapes = [*kernels.load_file(paths.ROOT / "tests" / "test_kernels_gpu.py").DRAWN_SHAPES, *REPORTED]
+    # Each file's own configuration (its config_for, else its TUNED), read by the build when it imports the file.
+    specs = [{"file": str(file), "cls": f"MatmulV{file.stem.removeprefix('matmul_v')}", "config": None,
+              "shapes": [list(shape)], "check": True} for file in files for shape in shapes]  # fmt: skip
     failed = 0
-    for spec, answer in zip(specs, prebuild.build_all(specs, jobs=args.jobs), strict=True):
+    for spec, answer in zip(specs, jobs.build_all(specs, jobs=args.jobs), strict=True):
         name = Path(spec["file"]).stem
         if answer.get("error"):
             print(f"{name}: {spec['shapes'][0]}: {answer['error'][-400:]}", flush=True)

@@ -11,16 +11,11 @@ on any wrong element.
 
 import sys
 
-from matmul_bench import kernels
-from matmul_data import versions
+from matmul_bench.kernels import load
 
-kernels.use_kernel_dir()  # examples/hopper_matmul: the kernels and their helpers, imported by name
-
-from matmul_v7 import NUM_SMS  # noqa: E402
-from v7_streamk import MatmulV7StreamK  # noqa: E402
-
-import common  # noqa: E402
-import streamk  # noqa: E402
+NUM_SMS = load("matmul_v7").NUM_SMS
+MatmulV7StreamK = load("v7_streamk").MatmulV7StreamK
+common, streamk = load("common"), load("streamk")
 
 # (M, N, K): with 128 x 256 tiles and 132 SMs, the split tiles (stream_k_tiles) are noted per shape.
 SHAPES = (
@@ -36,7 +31,7 @@ SHAPES = (
 
 
 def main() -> int:
-    config = {**versions.get("v7").tuned, "stream_k": True}  # V7's tile and order, with the tail split
+    config = {**load("matmul_v7").TUNED, "stream_k": True}  # V7's tile and order, with the tail split
     kernel = common.pinned(MatmulV7StreamK, config)()
     failed = 0
     for m, n, k in SHAPES:

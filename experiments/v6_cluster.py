@@ -12,15 +12,11 @@ import tilus
 from tilus import GlobalTensor, SharedTensor, float16, float32, int32
 from tilus.utils import cdiv
 
-from matmul_bench import kernels
+from matmul_bench.kernels import load
 
-kernels.use_kernel_dir()  # examples/hopper_matmul: V6 and the helpers it imports by name
-
-import matmul_v6  # noqa: E402
-from matmul_v6 import CONSUMERS, PRODUCER  # noqa: E402  # V6's warp roles
-
-from pipeline import Pipeline  # noqa: E402
-from raster import TileRaster  # noqa: E402
+matmul_v6 = load("matmul_v6")
+CONSUMERS, PRODUCER = matmul_v6.CONSUMERS, matmul_v6.PRODUCER  # V6's warp roles
+Pipeline, TileRaster = load("pipeline").Pipeline, load("raster").TileRaster
 
 
 # Empty barriers count the consumer warp groups of both blocks; each group releases a stage in both.

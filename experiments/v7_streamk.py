@@ -24,16 +24,12 @@ import tilus
 from tilus import GlobalTensor, RegisterTensor, SharedTensor, float16, float32, int32
 from tilus.utils import cdiv
 
-from matmul_bench import kernels
+from matmul_bench.kernels import load
 
-kernels.use_kernel_dir()  # examples/hopper_matmul: V7 and the helpers it imports by name
-
-import matmul_v7  # noqa: E402
-from matmul_v7 import CHUNK, CONSUMERS, PRODUCER  # noqa: E402  # V7's warp roles and staging chunks
-
-from pipeline import Pipeline  # noqa: E402
-from raster import TileRaster  # noqa: E402
-from streamk import StreamKSchedule  # noqa: E402
+matmul_v7 = load("matmul_v7")
+CHUNK, CONSUMERS, PRODUCER = matmul_v7.CHUNK, matmul_v7.CONSUMERS, matmul_v7.PRODUCER  # warp roles, staging chunks
+Pipeline, TileRaster = load("pipeline").Pipeline, load("raster").TileRaster
+StreamKSchedule = load("streamk").StreamKSchedule
 
 FIX_UP_ROWS = 16  # rows of a shared tile summed at a time: 32 fp32 registers per thread per operand
 

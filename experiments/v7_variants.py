@@ -24,15 +24,11 @@ from tilus.hidet.ir.stmt import asm
 from tilus.hidet.lang import attrs, script
 from tilus.utils import cdiv
 
-from matmul_bench import kernels
+from matmul_bench.kernels import load
 
-kernels.use_kernel_dir()  # examples/hopper_matmul: V6 and the helpers it imports by name
-
-import matmul_v6  # noqa: E402
-from matmul_v6 import CONSUMERS, PRODUCER  # noqa: E402  # V6's warp roles
-
-from pipeline import Pipeline  # noqa: E402
-from raster import TileRaster  # noqa: E402
+matmul_v6 = load("matmul_v6")
+CONSUMERS, PRODUCER = matmul_v6.CONSUMERS, matmul_v6.PRODUCER  # V6's warp roles
+Pipeline, TileRaster = load("pipeline").Pipeline, load("raster").TileRaster
 
 # Named barriers that hand the turn to start a K loop from one consumer group to the other: TURN + g is "group g
 # may start". Tilus's own self.sync() in thread groups takes ids from 1 up (this kernel uses 1 and 2); 0 is the

@@ -1,6 +1,6 @@
 """GPU check of V8's tile model: every tile of the menu, forced, checked and timed next to cuBLAS.
 
-    PYTHONPATH=examples/hopper_matmul python experiments/v8_check.py [--rounds 8] [--json PATH]
+    python experiments/v8_check.py [--rounds 8] [--json PATH]
 
 For each shape and each tile of tile_model.CANDIDATES (and V7 as it is, at 8192^3 only, to show whether V8's
 128 x 256 runs as fast as V7):
@@ -28,15 +28,15 @@ import statistics
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from importlib import import_module
 from pathlib import Path
 from typing import Any
 
 import tilus
 import torch
 
-import common
-import tile_model
+from matmul_bench.kernels import load
+
+common, tile_model = load("common"), load("tile_model")
 
 SHAPES = (
     (2048, 2048, 2048),
@@ -66,7 +66,7 @@ def implementations() -> dict[str, tuple[str, str, dict[str, Any] | None]]:
 
 
 def make_kernel(module: str, cls: str, config: dict[str, Any] | None) -> Any:
-    script = getattr(import_module(module), cls)
+    script = getattr(load(module), cls)
     return (script if config is None else common.pinned(script, config))()
 
 
@@ -102,7 +102,7 @@ def main() -> int:
     shapes = tuple(tuple(int(x) for x in s.split("x")) for s in args.shapes) if args.shapes else SHAPES
     checked = shapes + tuple(s for s in CHECK_ONLY if s not in shapes)
 
-    from matmul_v8 import NUM_SMS
+    NUM_SMS = load("matmul_v8").NUM_SMS  # noqa: N806
 
     common.require_hopper()
     t0 = time.perf_counter()

@@ -11,14 +11,10 @@ from __future__ import annotations
 
 import sys
 
-from matmul_bench import kernels
+from matmul_bench.kernels import load
 
-kernels.use_kernel_dir()
-
-from matmul_v8 import TUNED, MatmulV8  # noqa: E402
-
-import common  # noqa: E402
-import tile_model  # noqa: E402
+matmul_v8, common, tile_model = load("matmul_v8"), load("common"), load("tile_model")
+TUNED, MatmulV8 = matmul_v8.TUNED, matmul_v8.MatmulV8
 
 # Ragged M, N and K; a tiny M with N % 8 = 1 (C copied out by the consumers); the copy-out path again with 17 K-tiles.
 SHAPES = ((1000, 3000, 520), (129, 257, 64), (200, 1001, 1032))

@@ -10,10 +10,10 @@ import argparse
 import importlib
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+import style
+from catalog import FIGURE_NAMES
 
-import style  # noqa: E402
-from catalog import FIGURE_NAMES  # noqa: E402
+HERE = Path(__file__).resolve().parent
 
 
 def draw_all(out: Path, png: Path | None = None, names: tuple[str, ...] = FIGURE_NAMES) -> list[Path]:

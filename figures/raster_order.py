@@ -2,39 +2,20 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections.abc import Callable
-from pathlib import Path
 from types import ModuleType
 
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 import style
-
-RASTER_PY = Path(__file__).resolve().parent.parent / "examples" / "hopper_matmul" / "raster.py"
+from matmul_bench import kernels
 
 
 def _raster_model() -> ModuleType:
-    """The kernels' own raster model, so the figure draws exactly the order V4 launches.
-
-    Loaded under a private name with Tilus hidden: raster.py then skips its in-kernel class, the figure
-    needs neither Tilus nor torch, and the real `raster` module of a kernel in the same process is untouched.
-    """
-    spec = importlib.util.spec_from_file_location("_raster_model_for_figures", RASTER_PY)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    saved = sys.modules.get("tilus", ...)
-    sys.modules["tilus"] = None  # type: ignore[assignment]  # makes `import tilus` raise ImportError
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        if saved is ...:
-            del sys.modules["tilus"]
-        else:
-            sys.modules["tilus"] = saved
-    return module
+    """The kernels' own raster model, so that the figure draws exactly the order V4 launches; with Tilus hidden,
+    raster.py skips its in-kernel class: no Tilus, no torch, and a kernel's `raster` module is left untouched."""
+    return kernels.load_file(kernels.KERNEL_DIR / "raster.py", "_raster_model_for_figures", without=("tilus",))
 
 
 tile_of = _raster_model().tile_of

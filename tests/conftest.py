@@ -1,23 +1,17 @@
-"""Shared test setup: import paths, the GPU marker's skip rule, a private Tilus cache.
-
-The one place in the project, besides the kernel folder's own scripts, that edits ``sys.path``:
-tests import the kernel helpers (common, buildcheck, ...) and the figure scripts as the scripts
-themselves do, from their folders. Everything else comes from the installed ``matmul_site``.
-"""
+"""Shared test setup: the kernels importable through their one loader, the GPU marker's skip rule, the builds."""
 
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
+from matmul_bench import kernels
+
 ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES = ROOT / "examples" / "hopper_matmul"
-for path in (EXAMPLES, ROOT / "experiments", ROOT / "figures", ROOT / "plots", Path(__file__).resolve().parent):
-    if str(path) not in sys.path:
-        sys.path.insert(0, str(path))
+EXAMPLES = kernels.KERNEL_DIR
+kernels.importable()  # tests load kernels with kernels.load(); this keeps a bare `import common` working too
 
 # The browser tests need a built site and Chromium: `nox -s browser` runs them.
 collect_ignore = [] if os.environ.get("RUN_BROWSER_TESTS") == "1" else ["browser"]

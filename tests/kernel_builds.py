@@ -7,16 +7,13 @@ the 128 x 256 tile the chapters quote), at a shape with ragged M and N edges and
 from __future__ import annotations
 
 import functools
-import importlib
-import importlib.util
 import itertools
 import multiprocessing
 import os
 from concurrent.futures import Future, ProcessPoolExecutor
-from pathlib import Path
 from typing import Any
 
-from matmul_bench import buildcheck
+from matmul_bench import buildcheck, kernels
 from matmul_data import versions
 
 # M = 1000 and N = 1800 are multiples of no tile size; K = 520 = 8 * 64 + 8 leaves a partial last K-tile.
@@ -25,7 +22,7 @@ BUILD_SHAPE = (1000, 1800, 520)
 
 def kernel_class(version: str) -> type:
     """The Tilus script class of a version ("v3" -> matmul_v3.MatmulV3)."""
-    return getattr(importlib.import_module(f"matmul_{version}"), f"MatmulV{version[1:]}")
+    return getattr(kernels.load(f"matmul_{version}"), f"MatmulV{version[1:]}")
 
 
 def autotune_space(cls: type) -> list[dict[str, Any]]:
@@ -61,11 +58,7 @@ def _pending() -> dict[str, Future[buildcheck.BuildReport]]:
 def _build_experiment(
     path: str, cls: str, config: dict[str, Any], shape: tuple[int, int, int], sass: bool = False
 ) -> buildcheck.BuildReport:
-    spec = importlib.util.spec_from_file_location(Path(path).stem, path)  # by path: experiments/ is no package
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return buildcheck.build_sm90a(getattr(module, cls), config, *shape, sass=sass)
+    return buildcheck.build_sm90a(kernels.kernel_class(path, cls), config, *shape, sass=sass)
 
 
 @functools.cache

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import fake_results
@@ -23,8 +22,7 @@ def test_recorded_names_land_on_the_sweep_figure_of_their_shape(tmp_path: Path) 
     first = data["sweep"][0]["shape"]
     key = f"{first['m']}x{first['n']}x{first['k']}"
     found = {key: {"kernel": "nvjet_sm90_hsh_192x192_64x4_2x1_v_bz_coopB_TNN"}, "1x2x3": {"kernel": "other"}}
-    (tmp_path / "names.json").write_text(json.dumps(found))
-    assert baseline.main(["--from-json", str(tmp_path / "names.json"), "--into", str(path)]) == 0
+    assert baseline.record(path, found) == 1
     recorded = results.load(path)
     assert recorded["sweep"][0]["cublas_kernel"]["decoded"]["cluster"] == [2, 1]
     assert all("cublas_kernel" not in figure for figure in recorded["sweep"][1:])

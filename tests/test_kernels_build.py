@@ -8,7 +8,6 @@ Instruction expectations live in EXPECTATIONS; a version without an entry inheri
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import re
 from dataclasses import dataclass
@@ -17,7 +16,7 @@ import pytest
 
 import kernel_builds
 from kernel_builds import autotune_space, build_config, kernel_class
-from matmul_bench import buildcheck
+from matmul_bench import buildcheck, kernels
 from matmul_data import versions
 
 pytestmark = pytest.mark.slow
@@ -94,7 +93,7 @@ def role_paths(source: str) -> tuple[list[str], list[str]]:
 
 def test_every_version_follows_the_kernel_file_skeleton() -> None:
     for version in versions.all_versions():
-        module = importlib.import_module(f"matmul_{version.name}")
+        module = kernels.load(f"matmul_{version.name}")
         assert callable(module.main) and module.TITLE == version.title
         assert 1 <= len(autotune_space(kernel_class(version.name))) <= 8, "each config costs ~10 s of nvcc per shape"
         header = version.path.read_text(encoding="utf-8").splitlines()[0]

@@ -5,8 +5,8 @@ with a float64 reference (common.check). The shapes are the kernels' own (common
 over every N % 8, ragged and whole K-tiles, K from 8 to past 4096, and M from a few rows to past 8192 (DRAWN_SHAPES).
 A failure names the shape, the first wrong element and the input seed (HOPPER_MATMUL_SEED=<seed> reruns those
 inputs). Versions are found by convention, so later versions are covered too.
-Each version is pinned to its measured configuration (its kernel file's TUNED), and every (version, shape) is
-built up front in parallel processes (matmul_bench.prebuild): Tilus caches the builds on disk, so the tests load
+Each version runs its file's own configuration (TUNED, or config_for at each shape); every (version, shape) is
+built up front in parallel processes (matmul_bench.jobs): Tilus caches the builds on disk, so the tests load
 them instead of compiling every configuration of the autotune space one after another (about 10 s each).
 """
 
@@ -22,8 +22,10 @@ from typing import Any
 import pytest
 import torch
 
-import common
-from matmul_bench import prebuild
+from matmul_bench import jobs
+from matmul_bench import kernels as loader
+
+common = loader.load("common")
 
 pytestmark = pytest.mark.gpu
 
@@ -36,19 +38,9 @@ def versions() -> list[int]:
     return [v.number for v in registry.all_versions(KERNEL_DIR)]
 
 
-def tuned() -> dict[str, dict[str, Any] | None]:
-    """Each version's pinned configuration: its kernel file's TUNED, or None where its config_for picks per shape."""
-    from matmul_data import versions as registry
-
-    return {v.name: v.fixed_config for v in registry.all_versions(KERNEL_DIR)}
-
-
-TUNED = tuned()
-
-
 def spec(version: int, shapes: list[tuple[int, int, int]]) -> dict[str, Any]:
     return {"file": str(KERNEL_DIR / f"matmul_v{version}.py"), "cls": f"MatmulV{version}",
-            "config": TUNED.get(f"v{version}"), "shapes": [list(s) for s in shapes], "check": False}  # fmt: skip
+            "config": None, "shapes": [list(s) for s in shapes], "check": False}  # fmt: skip
 
 
 def drawn_shapes(seed: int = 27) -> list[tuple[int, int, int]]:
@@ -79,7 +71,7 @@ def prebuilt() -> dict[tuple[int, tuple[int, int, int]], tuple[dict[str, Any], i
     specs = [spec(v, [shape]) for v in versions() for shape in common.CHECK_SHAPES]
     drawn = [(v, shape, input_seed()) for v in versions() for shape in DRAWN_SHAPES]
     specs += [{**spec(v, [shape]), "check": True, "seed": seed} for v, shape, seed in drawn]
-    answers = prebuild.build_all(specs, jobs=os.cpu_count() or 4, timeout_s=900)
+    answers = jobs.build_all(specs, jobs=os.cpu_count() or 4, timeout_s=900)
     for s, answer in zip(specs, answers, strict=True):
         if not answer["ok"] and not s["check"]:  # the test of that version builds it again and reports the error
             print(f"prebuild of {s['cls']} at {s['shapes']} failed: {answer['error']}", file=sys.stderr)
@@ -90,7 +82,7 @@ def prebuilt() -> dict[tuple[int, tuple[int, int, int]], tuple[dict[str, Any], i
 @pytest.fixture(scope="session")
 def kernels(prebuilt: dict[Any, Any]) -> dict[int, Any]:
     """One pinned instance per version, loaded here once its builds are in Tilus's cache."""
-    return {v: prebuild.make_kernel(spec(v, [])["file"], f"MatmulV{v}", TUNED.get(f"v{v}")) for v in versions()}
+    return {v: loader.make_kernel(spec(v, [])["file"], f"MatmulV{v}", None) for v in versions()}
 
 
 V = [pytest.param(v, id=f"v{v}") for v in versions()]
@@ -165,11 +157,8 @@ def menu() -> list[dict[str, Any]]:
     """V8's menu, each tile as a whole configuration (its TUNED with the tile's knobs); [] without V8."""
     if not V8_FILE.exists():
         return []
-    import tile_model
-    from matmul_data import versions as registry
-
-    tuned = registry.read_tuned(V8_FILE)
-    return [{**tuned, **tile.config} for tile in tile_model.CANDIDATES]
+    tuned = loader.load("matmul_v8").TUNED
+    return [{**tuned, **tile.config} for tile in loader.load("tile_model").CANDIDATES]
 
 
 MENU = {f"{c['block_m']}x{c['block_n']}": c for c in menu()}
@@ -181,8 +170,8 @@ def menu_kernels() -> dict[str, Any]:
     file = str(V8_FILE)
     specs = [{"file": file, "cls": "MatmulV8", "config": c, "shapes": [list(s) for s in MENU_SHAPES], "check": False}
              for c in MENU.values()]  # fmt: skip
-    prebuild.build_all(specs, jobs=os.cpu_count() or 4, timeout_s=900)
-    return {name: prebuild.make_kernel(file, "MatmulV8", c) for name, c in MENU.items()}
+    jobs.build_all(specs, jobs=os.cpu_count() or 4, timeout_s=900)
+    return {name: loader.make_kernel(file, "MatmulV8", c) for name, c in MENU.items()}
 
 
 @pytest.mark.parametrize("shape", [pytest.param(s, id="x".join(map(str, s))) for s in MENU_SHAPES])

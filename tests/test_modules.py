@@ -116,3 +116,17 @@ def test_the_checks_find_a_cycle_and_a_private_import(tmp_path: Path) -> None:
     (package / "c.py").write_text("from pkg.b import _helper\n")
     assert cycles(graph(tmp_path)) == [["pkg.a", "pkg.b"]]
     assert sorted(private_imports(tmp_path)) == ["pkg.a: pkg.b._helper", "pkg.c: from pkg.b import _helper"]
+
+
+def test_only_the_kernel_loader_edits_the_import_path_or_imports_files_by_path() -> None:
+    root = SRC.parent
+    folders = [SRC, root / "experiments", root / "figures", root / "plots", root / "tests"]
+    found = [
+        path.relative_to(root).as_posix()
+        for folder in folders
+        for path in folder.rglob("*.py")
+        if path != SRC / "matmul_data" / "loader.py"
+        and path.name not in ("test_modules.py", "test_gallery.py")  # the gallery's test runs a kernel as a script
+        and any(hack in path.read_text(encoding="utf-8") for hack in ("sys.path.", "spec_from_file_location"))
+    ]
+    assert found == []

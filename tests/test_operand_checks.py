@@ -7,7 +7,9 @@ import math
 import pytest
 import torch
 
-import common
+from matmul_bench.kernels import load
+
+common = load("common")
 
 
 class CudaLooking(torch.Tensor):

@@ -6,19 +6,19 @@ configuration is pinned once.
 
 from __future__ import annotations
 
-import matmul_v8
-
-import common
-from matmul_bench import prebuild
+from matmul_bench import kernels
 from matmul_data import versions
+
+matmul_v8 = kernels.load("matmul_v8")
+common = kernels.load("common")
 
 V8 = str(versions.get("v8").path)
 
 
 def test_v8_with_nothing_pinned_is_its_rule_and_with_a_config_is_that_one_build() -> None:
-    ruled = prebuild.make_kernel(V8, "MatmulV8", None)
+    ruled = kernels.make_kernel(V8, "MatmulV8", None)
     assert isinstance(ruled, common.PerProblem) and ruled.rule is matmul_v8.config_for
-    pinned = prebuild.make_kernel(V8, "MatmulV8", matmul_v8.TUNED)
+    pinned = kernels.make_kernel(V8, "MatmulV8", matmul_v8.TUNED)
     assert not isinstance(pinned, common.PerProblem) and pinned.script_cls.debug_schedule == matmul_v8.TUNED
 
 

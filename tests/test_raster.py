@@ -9,8 +9,13 @@ import pytest
 import tilus
 from tilus import int32
 
-import common  # the Tilus 0.2.0 fixes (applied on import) and the correctness check
-from raster import TileRaster, panels_per_wave, raster_order, tile_of
+from matmul_bench.kernels import load
+
+common = load("common")  # the Tilus 0.2.0 fixes (applied on import) and the correctness check
+raster = load("raster")
+TileRaster, panels_per_wave = raster.TileRaster, raster.panels_per_wave
+raster_order, tile_of = raster.raster_order, raster.tile_of
+
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "hopper_matmul"
 
@@ -175,9 +180,9 @@ def awkward_spec(version: str, swizzle: int) -> dict:
 @pytest.fixture(scope="module")
 def awkward_builds() -> None:
     """Build the six pinned kernels in parallel processes first (Tilus caches them on disk)."""
-    from matmul_bench import prebuild
+    from matmul_bench import jobs
 
-    prebuild.build_all([awkward_spec(v, s) for v in AWKWARD_VERSIONS for s in (1, 8)], jobs=6, timeout_s=900)
+    jobs.build_all([awkward_spec(v, s) for v in AWKWARD_VERSIONS for s in (1, 8)], jobs=6, timeout_s=900)
 
 
 @pytest.mark.gpu
@@ -186,8 +191,8 @@ def awkward_builds() -> None:
 @pytest.mark.parametrize("swizzle", [1, 8])
 def test_kernels_are_exact_on_a_grid_whose_raster_divisors_are_awkward(version: str, swizzle: int) -> None:
     """896 x 1792 with 128 x 256 tiles: 7 x 7 tiles, so the divisors are 7, 8 and 56 (or 7 without swizzling)."""
-    from matmul_bench import prebuild
+    from matmul_bench import kernels
 
     spec = awkward_spec(version, swizzle)
-    result = common.check(prebuild.make_kernel(spec["file"], spec["cls"], spec["config"]), *AWKWARD)
+    result = common.check(kernels.make_kernel(spec["file"], spec["cls"], spec["config"]), *AWKWARD)
     assert result.ok, f"{result.bad} wrong elements, max |err| {result.max_abs_err}"

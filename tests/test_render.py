@@ -16,7 +16,7 @@ import pytest
 
 import fake_results
 from fake_results import fake_file
-from matmul_data import budget, paths, results, versions
+from matmul_data import budget, loader, paths, results, versions
 from matmul_site import numfmt, render
 from matmul_site.numfmt import NOT_MEASURED
 
@@ -193,7 +193,7 @@ def test_the_build_table_shows_what_moved_and_names_the_rest(record: dict[str, A
 def test_the_tile_table_gives_v7s_tile_and_the_models_pick_at_each_shape() -> None:
     rows = render.tile_choices_table()
     assert len(rows) == 1 + len(render.TILE_CHOICE_SHAPES)
-    model = render.load_module(paths.KERNEL_DIR / "tile_model.py", "tile_model")
+    model = loader.load("tile_model")
     for row, token in zip(rows[1:], render.TILE_CHOICE_SHAPES, strict=True):
         m, n, k = render.shape_of(token)
         assert row[2] == model.choose(m, n, k, model.H100_SMS).name.replace("x", f" {TIMES} ")

@@ -1,6 +1,6 @@
 """Verdicts that replicate: independent runs merge into one figure whose interval holds every run's median.
 
-The fake GPU (matmul_bench.fake) drives whole records on the CPU; the recorded file is held to the same rule.
+The fake GPU (matmul_bench.worker.FakeBackend) drives whole records on the CPU; the recorded file is held to it too.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from matmul_data import results, versions
 
 def test_a_second_record_adds_a_run_to_each_figure_it_measures_again(tmp_path: Path) -> None:
     for _ in range(3):
-        assert fake(tmp_path, "--ladder", "--sweep", "--sweep-shapes", "4096x4096x4096") == 0
+        assert fake(tmp_path, "--ladder", "--sweep") == 0
     data = results.load(tmp_path / "res" / "nvidia-h200.json")
     assert [len(f["runs"]) for f in replicate.figures(data)] == [3, 3]
     assert data["ladder"]["replicated"] and data["method"]["verdicts"]["parity_band"] >= replicate.MIN_BAND
@@ -42,19 +42,19 @@ NVJET = "nvjet_sm90_hsh_256x128_64x4_2x1_v_bz_coopB_TNN"
 
 def test_a_sweep_figure_started_anew_keeps_the_cublas_kernel_named_at_its_shape(tmp_path: Path) -> None:
     out = tmp_path / "res" / "nvidia-h200.json"
-    assert fake(tmp_path, "--sweep", "--sweep-shapes", "4096x4096x4096") == 0
+    assert fake(tmp_path, "--sweep") == 0
     assert baseline.record(out, {"4096x4096x4096": {"kernel": NVJET}}) == 1
-    assert fake(tmp_path, "--sweep", "--sweep-shapes", "4096x4096x4096", "--torch-compile") == 0  # another rotation
+    assert fake(tmp_path, "--sweep", "--peers") == 0  # another rotation
     (figure,) = results.load(out)["sweep"]
-    assert len(figure["runs"]) == 1 and versions.TORCH_COMPILE in figure["rows"]  # started anew
+    assert len(figure["runs"]) == 1 and versions.QUACK in figure["rows"]  # started anew
     assert figure["cublas_kernel"]["name"] == NVJET
 
 
 def test_a_sweep_figure_started_anew_by_another_cublas_drops_the_kernel_the_old_one_named(tmp_path: Path) -> None:
     old_path, new_path = tmp_path / "old.json", tmp_path / "new.json"
-    assert fake(tmp_path, "--sweep", "--sweep-shapes", "4096x4096x4096", "--out", str(old_path)) == 0
+    assert fake(tmp_path, "--sweep", "--out", str(old_path)) == 0
     assert baseline.record(old_path, {"4096x4096x4096": {"kernel": NVJET}}) == 1
-    argv = ("--sweep", "--sweep-shapes", "4096x4096x4096", "--torch-compile", "--out", str(new_path))
+    argv = ("--sweep", "--peers", "--out", str(new_path))
     assert fake(tmp_path, *argv) == 0
     old, new = results.load(old_path), results.load(new_path)
     old["software"]["cublas"], new["software"]["cublas"] = "13.1.0.3", "13.2.0.1"
@@ -133,14 +133,14 @@ def test_a_record_from_a_dirty_tree_goes_to_a_draft_the_site_does_not_show(tmp_p
 
     monkeypatch.setattr(runner, "DRAFT_DIR", tmp_path / "draft")
     monkeypatch.setattr(runner.paths, "RESULTS_DIR", tmp_path / "res")
-    assert fake(tmp_path, "--ladder", "--versions", "v3", "--git-commit", "abc1234-dirty",
-                "--out", str(tmp_path / "res" / "nvidia-h200.json")) == 0  # fmt: skip
+    out = str(tmp_path / "res" / "nvidia-h200.json")
+    assert fake(tmp_path, "--ladder", "--versions", "v3", "--out", out, commit="abc1234-dirty") == 0
     assert (tmp_path / "draft" / "nvidia-h200.json").exists()
     assert not (tmp_path / "res" / "nvidia-h200.json").exists()
 
 
 def test_each_run_carries_how_long_its_invocation_took(tmp_path: Path) -> None:
-    assert fake(tmp_path, "--ladder", "--sweep", "--sweep-shapes", "4096x4096x4096") == 0
+    assert fake(tmp_path, "--ladder", "--sweep") == 0
     data = results.load(tmp_path / "res" / "nvidia-h200.json")
     spent = {run["invocation_s"] for figure in replicate.figures(data) for run in figure["runs"]}
     assert len(spent) == 1 and spent.pop() > 0  # one invocation: one measured duration, on each of its runs
@@ -165,7 +165,7 @@ def test_the_last_record_s_time_counts_the_runs_that_measured_it_and_says_how_ma
     from matmul_bench import cli
     from matmul_data import paths
 
-    assert fake(tmp_path, "--ladder", "--sweep", "--sweep-shapes", "4096x4096x4096") == 0
+    assert fake(tmp_path, "--ladder", "--sweep") == 0
     path = tmp_path / "res" / "nvidia-h200.json"
     data = results.load(path)
     timed = data["ladder"]["runs"][-1]["invocation_s"]

@@ -284,8 +284,8 @@ def test_the_install_step_makes_every_python_command_of_its_page_import_what_it_
         if HELP.search(command.text) or name == "pytest":  # pytest: without a GPU, the GPU tests skip
             done = bash(command.text, repo, env, timeout=300)
         elif kind == "file":  # its imports, not its main(): nothing touches a GPU
-            load = f"import runpy, sys; sys.path.insert(0, {str(Path(name).parent)!r}); runpy.run_path({name!r})"
-            done = bash(f"python -c {shlex.quote(load)}", repo, env, timeout=300)
+            load = f"import runpy; runpy.run_path({Path(name).name!r})"  # `python -c` in its folder: siblings import
+            done = bash(f"python -c {shlex.quote(load)}", repo / Path(name).parent, env, timeout=300)
         else:  # a module's command, asked what it does: the module and that command are there
             done = bash(shlex.join(["python", "-m", name, *leading_words(args), "--help"]), repo, env, timeout=300)
         where = f"{command.document}: after `{install}`, `{command.text}`"

@@ -7,7 +7,10 @@ from collections import Counter
 
 import pytest
 
-import streamk
+from matmul_bench.kernels import load
+
+streamk = load("streamk")
+
 
 # (tiles, K-tiles per tile, SMs): the recorded shapes with 128 x 256 tiles on 132 SMs, and edge cases.
 CASES = [

@@ -10,8 +10,10 @@ import sys
 
 import pytest
 
-import tilus_fixes
-from conftest import EXAMPLES, ROOT
+from conftest import ROOT
+from matmul_bench import kernels
+
+tilus_fixes = kernels.load("tilus_fixes")
 
 pytestmark = pytest.mark.slow
 
@@ -26,8 +28,8 @@ print(json.dumps(buildcheck.generate_source(MinimalTmaWgmma, {}, (1024, 1024, 10
 
 def start_lowering(with_fixes: bool) -> subprocess.Popen[str]:
     """Start Tilus lowering the minimal kernel in a fresh process (with or without the fixes applied)."""
-    env = dict(os.environ, HOPPER_MATMUL_NO_TILUS_FIXES="0" if with_fixes else "1")
-    env["PYTHONPATH"] = os.pathsep.join([str(EXAMPLES), str(ROOT / "tests")])  # buildcheck and the minimal kernel
+    env = dict(kernels.child_env(), HOPPER_MATMUL_NO_TILUS_FIXES="0" if with_fixes else "1")
+    env["PYTHONPATH"] += os.pathsep + str(ROOT / "tests")  # the minimal kernel
     command = [sys.executable, "-c", LOWER_MINIMAL]
     return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 

@@ -7,13 +7,12 @@ background with the versions' (tests/kernel_builds.py).
 
 from __future__ import annotations
 
-import importlib.util
 from typing import Any
 
 import pytest
 
 import kernel_builds
-from matmul_bench import buildcheck
+from matmul_bench import buildcheck, kernels
 from matmul_data import paths
 
 pytestmark = pytest.mark.slow
@@ -26,11 +25,7 @@ BUILT = ("try-v5-s4",)
 
 
 def _spec() -> Any:
-    spec = importlib.util.spec_from_file_location("_tryit_build_spec", EXPERIMENTS / "tryit.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return kernels.import_spec(EXPERIMENTS / "tryit.py", "tryit")
 
 
 SPEC = _spec()

@@ -12,8 +12,8 @@ import re
 import pytest
 
 import kernel_builds
-from matmul_bench import buildcheck
-from matmul_data import paths, versions
+from matmul_bench import buildcheck, kernels
+from matmul_data import paths
 
 pytestmark = pytest.mark.slow
 
@@ -21,7 +21,7 @@ STREAMK = "v7-streamk"
 kernel_builds.EXPERIMENT_BUILDS[STREAMK] = (
     str(paths.ROOT / "experiments" / "v7_streamk.py"),
     "MatmulV7StreamK",
-    {**versions.get("v7").tuned, "stream_k": True},  # V7's configuration with the tail split
+    {**kernels.load("matmul_v7").TUNED, "stream_k": True},  # V7's configuration with the tail split
     (1000, 1800, 520),
 )
 

@@ -7,15 +7,14 @@ holds the ping-pong schedule. The builds run in the background with the versions
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from typing import Any
 
 import pytest
 
 import kernel_builds
-from matmul_bench import buildcheck
-from matmul_data import paths, versions
+from matmul_bench import buildcheck, kernels
+from matmul_data import paths
 
 pytestmark = pytest.mark.slow
 
@@ -24,11 +23,7 @@ RAGGED = (1000, 3000, 520)
 
 
 def _steps() -> Any:
-    spec = importlib.util.spec_from_file_location("_v7_steps_spec", EXPERIMENTS / "steps.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return kernels.import_spec(EXPERIMENTS / "steps.py", "steps")
 
 
 STEPS = _steps()
@@ -56,7 +51,7 @@ def test_run_compares_with_v6_as_it_is_now() -> None:
     run = STEPS.RUNS["v7 round 1"]
     assert run["after"] == "v6" and run["baseline"] == "v6" and run["kept"] == []
     file, cls, config, _ = STEPS.VARIANTS["v6"]
-    assert (file, cls, config) == ("matmul_v6.py", "MatmulV6", versions.get("v6").tuned)
+    assert (file, cls, config) == ("matmul_v6.py", "MatmulV6", kernels.load("matmul_v6").TUNED)
     assert V7_VARIANTS, run
 
 

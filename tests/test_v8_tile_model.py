@@ -11,13 +11,15 @@ import math
 import pytest
 import v8_checks
 
-import tile_model
 from conftest import ROOT
+from matmul_bench import kernels
 from matmul_bench.plan import SWEEP_SHAPES
-from matmul_data import versions
 from matmul_site import render
-from raster import panels_per_wave, tile_of
-from tile_model import CANDIDATES, H100_SMS, Tile, choose, estimate
+
+tile_model = kernels.load("tile_model")
+panels_per_wave, tile_of = kernels.load("raster").panels_per_wave, kernels.load("raster").tile_of
+CANDIDATES, H100_SMS, Tile = tile_model.CANDIDATES, tile_model.H100_SMS, tile_model.Tile
+choose, estimate = tile_model.choose, tile_model.estimate
 
 SWEEP = list(SWEEP_SHAPES)  # the benchmark's sweep, the shapes the model is checked on
 BY_NAME = {tile.name: tile for tile in CANDIDATES}
@@ -165,7 +167,7 @@ def _busiest_with_every_edge_tile(tile: Tile, m: int, n: int, k: int) -> tuple[f
     """The model's time with the edge tiles each block really computes (V8's raster groups, from its TUNED), and
     the busiest blocks that compute the most edge tiles."""
     rows, cols = math.ceil(m / tile.block_m), math.ceil(n / tile.block_n)
-    group = versions.get("v8").tuned["swizzle_size"]
+    group = kernels.load("matmul_v8").TUNED["swizzle_size"]
     est = estimate(tile, m, n, k)
     load, edges = [0] * H100_SMS, [0] * H100_SMS
     for index in range(rows * cols):
@@ -276,7 +278,7 @@ def test_a_wave_of_v7s_tiles_reads_about_a_thousandth_of_a_byte_of_dram_per_flop
 
 
 def test_v8_tuned_configuration_is_the_models_choice_at_8192_cubed() -> None:
-    v8 = versions.get("v8")
+    v8 = kernels.load("matmul_v8")
     chosen = choose(8192, 8192, 8192)
-    assert v8.tuned == {**chosen.config, "block_k": tile_model.BLOCK_K, "swizzle_size": 16}
-    assert v8.per_problem and v8.fixed_config is None, "the benchmark must pin config_for's choice at each shape"
+    assert v8.TUNED == {**chosen.config, "block_k": tile_model.BLOCK_K, "swizzle_size": 16}
+    assert v8.config_for(8192, 8192, 8192) == v8.TUNED  # the rule the benchmark uses agrees with the chapter

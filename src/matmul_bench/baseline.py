@@ -1,14 +1,8 @@
-"""Which cuBLAS kernel the baseline runs at each shape, by the torch profiler: ``python -m matmul_bench baseline``.
-
-cuBLAS picks a kernel per problem shape; its name encodes the tile, the cluster and the pipeline depth
-(``nvjet_sm90_hsh_320x128_64x3_1x2_h_bz_coopB_TNT``: a 320x128 output tile, K-tiles of 64 in 3 stages, a
-1x2 cluster). The method page shows them next to the sweep, so a reader sees what the baseline is.
-"""
+"""Which cuBLAS kernel the baseline runs at each sweep shape, by the torch profiler (the ``baseline`` command)."""
 
 from __future__ import annotations
 
 import argparse
-import json
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -56,10 +50,7 @@ def kernel_at(shape: Shape) -> str:
 
 
 def record(results_path: Path, found: dict[str, dict[str, Any]]) -> int:
-    """Each sweep figure of the results file gains ``cublas_kernel`` for its shape; written atomically.
-
-    Returns how many figures got one. The name is the profiler's; ``decoded`` is what :func:`decode` reads in it.
-    """
+    """Each sweep figure of the file gains ``cublas_kernel`` for its shape (written atomically); how many did."""
     data = results.load(results_path)
     count = 0
     for figure in data.get("sweep", []):
@@ -72,23 +63,17 @@ def record(results_path: Path, found: dict[str, dict[str, Any]]) -> int:
 
 
 def main(argv: list[str]) -> int:
-    """``python -m matmul_bench baseline``: cuBLAS's kernel at every sweep shape, printed and optionally recorded."""
-    parser = argparse.ArgumentParser(prog="python -m matmul_bench baseline", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--json", type=Path, help="also write {shape: {kernel, decoded}} to this file")
+    """Print cuBLAS's kernel at every sweep shape; with ``--into RESULTS``, record them in that file's sweep."""
+    parser = argparse.ArgumentParser(prog="python -m matmul_bench baseline", description=__doc__)
     parser.add_argument("--into", type=Path, metavar="RESULTS", help="record the names in this results file's sweep")
-    parser.add_argument("--from-json", type=Path, help="take the names from a --json file of an earlier GPU run")
     args = parser.parse_args(argv)
-    if args.from_json:
-        found = json.loads(args.from_json.read_text(encoding="utf-8"))
-    else:
-        found = {}
-        for shape in SWEEP_SHAPES:
-            name = kernel_at(shape)
-            found["x".join(map(str, shape))] = {"kernel": name, "decoded": decode(name)}
-    for key, entry in found.items():
-        print(f"{key:>18}  {entry['kernel']}", flush=True)
-    if args.json:
-        args.json.write_text(json.dumps(found, indent=1) + "\n", encoding="utf-8")
+    if args.into is not None and not args.into.is_file():
+        parser.error(f"--into {args.into}: no such results file")
+    found = {}
+    for shape in SWEEP_SHAPES:
+        name = kernel_at(shape)
+        found["x".join(map(str, shape))] = {"kernel": name, "decoded": decode(name)}
+        print(f"{'x'.join(map(str, shape)):>18}  {name}", flush=True)
     if args.into:
         print(f"recorded for {record(args.into, found)} sweep shapes in {args.into}")
     return 0

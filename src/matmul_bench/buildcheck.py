@@ -1,11 +1,4 @@
-"""Build a Tilus kernel for sm_90a on a machine with no GPU, and report what came out.
-
-Tilus lowers a script to CUDA C++ without a GPU once the target is set to
-sm_90a; only its last step (compiling that source) needs CUDA at run time.
-We take the generated ``source.cu`` and compile it ourselves with nvcc for
-sm_90a, so a CPU test can prove that a kernel builds for the H100/H200 and
-holds the instructions its chapter claims.
-"""
+"""Kernels built for sm_90a on a machine with no GPU (Tilus lowers, nvcc and ptxas compile), and what came out."""
 
 from __future__ import annotations
 
@@ -13,7 +6,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import sysconfig
 import tempfile
 from dataclasses import dataclass
@@ -24,9 +16,9 @@ import tilus
 import torch
 
 from matmul_bench import kernels
+from matmul_data import budget, paths, versions
 
-kernels.use_kernel_dir()
-import common  # noqa: E402  (the kernels' helper module; importing it applies the Tilus 0.2.0 fixes)
+common = kernels.load("common")  # the kernels' helpers; importing them applies the Tilus 0.2.0 fixes
 
 NVCC_FLAGS = ["-std=c++17", "-O3", "-gencode", "arch=compute_90a,code=sm_90a"]
 
@@ -55,17 +47,12 @@ class BuildCheckError(RuntimeError):
     """Tilus or nvcc failed to build the kernel for sm_90a."""
 
 
-def _site_packages() -> list[Path]:
-    paths = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
-    return [Path(p) for p in paths]
-
-
 def find_tool(name: str) -> str:
     """Locate nvcc or ptxas: $NVCC/$PTXAS, the PyPI packages, then PATH."""
     override = os.environ.get(name.upper())
     if override:
         return override
-    for site in _site_packages():
+    for site in {Path(sysconfig.get_paths()["purelib"]), Path(sysconfig.get_paths()["platlib"])}:
         for candidate in sorted(site.glob(f"nvidia/*/bin/{name}")):
             if os.access(candidate, os.X_OK):
                 return str(candidate)
@@ -75,7 +62,8 @@ def find_tool(name: str) -> str:
     return found
 
 
-def _include_dirs() -> list[str]:
+def include_dirs() -> list[str]:
+    """The headers Tilus's generated source includes."""
     import tvm_ffi
 
     return [str(Path(tvm_ffi.__file__).parent / "include"), str(Path(tilus.__file__).parent / "hidet" / "include")]
@@ -102,14 +90,16 @@ def generate_source(script_cls: type, config: dict[str, Any], args: tuple[Any, .
     raise BuildCheckError("Tilus compiled for a GPU; run the build check on a machine without CUDA")
 
 
-def _run(cmd: list[str], what: str) -> str:
+def run(cmd: list[str], what: str) -> str:
+    """A tool's stderr; BuildCheckError with its tail when it fails."""
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0:
         raise BuildCheckError(f"{what} failed:\n{done.stderr[-4000:]}")
     return done.stderr
 
 
-def _count(pattern: str, text: str) -> int:
+def count(pattern: str, text: str) -> int:
+    """The number the pattern's group captures in a report, 0 when absent."""
     match = re.search(pattern, text)
     return int(match.group(1)) if match else 0
 
@@ -139,25 +129,24 @@ def disassemble(cubin: Path) -> str:
 
 
 def compile_sm90a(source: str, sass: bool = False) -> BuildReport:
-    """Compile generated CUDA C++ to PTX for sm_90a, then assemble that PTX with ptxas -v for its resource report;
-    with ``sass``, also disassemble the cubin."""
+    """Generated CUDA C++ compiled to PTX for sm_90a, assembled by ptxas -v (resources), disassembled with ``sass``."""
     with tempfile.TemporaryDirectory(prefix="nvcc-sm90a-") as tmp:
         src, ptx = Path(tmp) / "source.cu", Path(tmp) / "kernel.ptx"
         src.write_text(source)
-        includes = [f"-I{d}" for d in _include_dirs()]
-        _run([find_tool("nvcc"), *NVCC_FLAGS, *includes, "--ptx", str(src), "-o", str(ptx)], "nvcc --ptx")
+        includes = [f"-I{d}" for d in include_dirs()]
+        run([find_tool("nvcc"), *NVCC_FLAGS, *includes, "--ptx", str(src), "-o", str(ptx)], "nvcc --ptx")
         # One front-end pass: ptxas assembles the PTX we already have and reports registers and spills.
         cubin = Path(tmp) / "kernel.cubin"
-        report = _run([find_tool("ptxas"), "-arch=sm_90a", "-v", str(ptx), "-o", str(cubin)], "ptxas")
+        report = run([find_tool("ptxas"), "-arch=sm_90a", "-v", str(ptx), "-o", str(cubin)], "ptxas")
         return BuildReport(
             source=source,
             ptx=ptx.read_text(),
-            registers=_count(r"Used (\d+) registers", report),
-            spill_stores=_count(r"(\d+) bytes spill stores", report),
-            spill_loads=_count(r"(\d+) bytes spill loads", report),
-            stack_bytes=_count(r"(\d+) bytes stack frame", report),
+            registers=count(r"Used (\d+) registers", report),
+            spill_stores=count(r"(\d+) bytes spill stores", report),
+            spill_loads=count(r"(\d+) bytes spill loads", report),
+            stack_bytes=count(r"(\d+) bytes stack frame", report),
             ptxas_report=report,
-            barriers=_count(r"used (\d+) barriers", report),
+            barriers=count(r"used (\d+) barriers", report),
             sass=disassemble(cubin) if sass else "",
         )
 
@@ -178,23 +167,17 @@ def build_sm90a(
     return compile_sm90a(generate_source(script_cls, config, (m, n, k, a, b, c)), sass=sass)
 
 
-# --- SASS: the instructions the chapters talk about, counted in the code (static counts, not executions) ----
-
 # "/*0a40*/  @!P0 HGMMA.64x256x16.F32 R24, gdesc[UR4], RZ, !UPT, gsb0 ;": address, predicate, opcode, operands.
-_SASS_LINE = re.compile(
-    r"^\s*/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*(?:\.[A-Za-z0-9_]+)*)([^;]*);", re.M
-)
+SASS_LINE = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*(?:\.[A-Za-z0-9_]+)*)([^;]*);", re.M)
 
 
 def sass_instructions(sass: str) -> list[tuple[str, str]]:
     """Every instruction of a disassembly as (opcode with its modifiers, operands)."""
-    return [(op, operands.strip()) for op, operands in _SASS_LINE.findall(sass)]
+    return [(op, operands.strip()) for op, operands in SASS_LINE.findall(sass)]
 
 
 def sass_facts(sass: str) -> dict[str, dict[str, int]]:
     """Static counts: each family of budget.SASS_FAMILIES; HGMMA by shape; WARPGROUP.DEPBAR by groups left pending."""
-    from matmul_data import budget
-
     families = dict.fromkeys(budget.SASS_FAMILIES, 0)
     hgmma: dict[str, int] = {}
     depbar: dict[str, int] = {}
@@ -213,13 +196,8 @@ def sass_facts(sass: str) -> dict[str, dict[str, int]]:
 
 
 def early_accumulator_reads(sass: str) -> list[str]:
-    """Instructions that read WGMMA results before the wait that retires them: an F2FP (fp32 -> fp16 conversion of
-    the accumulator) or a store (a spill included) after an HGMMA and before the next ``WARPGROUP.DEPBAR.LE gsb0, 0x0``.
-
-    PTX forbids touching an accumulator before ``wgmma.wait_group`` retires its MMAs, and Tilus emits the wait
-    first; ptxas 13.0 still scheduled the conversions of V6 to V8's register epilogue above the final wait (N % 8
-    != 0, the build that spilled), so C missed part of the last K-tile. Only the disassembly shows it.
-    """
+    """F2FP conversions or stores after an HGMMA and before the next ``WARPGROUP.DEPBAR.LE gsb0, 0x0``: reads of WGMMA
+    results before the wait that retires them (ptxas 13.0 scheduled V6-V8's register epilogue so at N % 8 != 0)."""
     early, pending = [], False
     for op, operands in sass_instructions(sass):
         if op.startswith("HGMMA"):
@@ -231,14 +209,12 @@ def early_accumulator_reads(sass: str) -> list[str]:
     return early
 
 
-# --- the build record behind each chapter's budget box -----------------------------------------------
-
-_LAUNCH = re.compile(r"<<<(dim3\(.*?\)), dim3\((\d+), 1, 1\), (\d+), ")
+LAUNCH = re.compile(r"<<<(dim3\(.*?\)), dim3\((\d+), 1, 1\), (\d+), ")
 
 
 def launch_facts(source: str) -> dict[str, int | None]:
     """Threads per block, dynamic shared memory per block and (for a fixed grid) the block count of the launch."""
-    found = _LAUNCH.search(source)
+    found = LAUNCH.search(source)
     if found is None:
         raise BuildCheckError("no kernel launch <<<grid, block, shared memory, stream>>> in the generated source")
     fixed = re.fullmatch(r"dim3\((\d+), 1, 1\)", found.group(1))
@@ -251,9 +227,7 @@ def launch_facts(source: str) -> dict[str, int | None]:
 
 def measured_config(version: str) -> dict[str, Any]:
     """The configuration the chapter measured: its kernel file's ``TUNED``."""
-    from matmul_data import versions
-
-    return versions.get(version).tuned
+    return dict(kernels.load(f"matmul_{version}").TUNED)
 
 
 def build_facts(report: BuildReport) -> dict[str, Any]:
@@ -273,13 +247,8 @@ def build_facts(report: BuildReport) -> dict[str, Any]:
 
 def record_one(version: str) -> dict[str, Any]:
     """Build one version for sm_90a at the ladder's configuration; its build facts."""
-    import importlib
-
-    kernel_cls = getattr(importlib.import_module(f"matmul_{version}"), f"MatmulV{version[1:]}")
-    config = measured_config(version)
-    report = build_sm90a(kernel_cls, config, *common.BENCH_SHAPE, sass=True)
-    from matmul_data import budget, versions
-
+    cls = kernels.kernel_class(versions.get(version).path, f"MatmulV{version[1:]}")
+    report = build_sm90a(cls, measured_config(version), *common.BENCH_SHAPE, sass=True)
     return {**build_facts(report), "source": budget.source_hash(versions.get(version).path)}
 
 
@@ -297,61 +266,40 @@ EXTRA_BUILDS: dict[str, tuple[str, str]] = {
 }
 
 
-def _module_from(path: Path, name: str) -> Any:
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise BuildCheckError(f"cannot import {path}")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def record_extra(name: str) -> dict[str, Any]:
     """Build one of EXTRA_BUILDS at the ladder's shape; its build facts and the files it was built from."""
-    import importlib
-
-    from matmul_data import budget, paths, versions
-
     kind, what = EXTRA_BUILDS[name]
-    experiments = paths.ROOT / "experiments"
+    version, _, rest = name.partition("-")
+    kernel = versions.get(version).path
     with tempfile.TemporaryDirectory(prefix="buildcheck-") as tmp:
         if kind == "edit":
             from matmul_bench import tryit
 
-            version, _, edit_name = name.partition("-")
-            entry = tryit.load_spec(tryit.SPEC_FILE)["EDITS"][version][edit_name]
-            kernel = versions.get(version).path
+            entry = tryit.load_spec(tryit.SPEC_FILE)["EDITS"][version][rest]
             edited = Path(tmp) / kernel.name
             edited.write_text(tryit.apply_edits(kernel.read_text(encoding="utf-8"), entry["edits"], str(kernel)))
-            cls = getattr(_module_from(edited, f"{kernel.stem}_edited"), f"MatmulV{version[1:]}")
-            config = {**versions.get(version).tuned, **entry["config"]}
-            files = [kernel, tryit.SPEC_FILE]
+            cls = getattr(kernels.load_file(edited, f"{kernel.stem}_edited"), f"MatmulV{version[1:]}")
+            config, files = {**measured_config(version), **entry["config"]}, [kernel, tryit.SPEC_FILE]
         elif kind == "tile":
-            version, _, tile = name.partition("-")
-            block_m, block_n = (int(x) for x in tile.split("x"))
-            module = importlib.import_module(f"matmul_{version}")
-            chosen = next(t for t in module.tile_model.CANDIDATES if (t.block_m, t.block_n) == (block_m, block_n))
-            cls = getattr(module, f"MatmulV{version[1:]}")
-            config = {**versions.get(version).tuned, **chosen.config}
-            files = [versions.get(version).path, versions.get(version).path.parent / "tile_model.py"]
-        else:
-            if str(experiments) not in sys.path:  # the experiments import their helpers (streamk.py) by name
-                sys.path.insert(0, str(experiments))
-            file, cls_name, config, _ = _module_from(experiments / "steps.py", "_steps_spec").VARIANTS[name]
-            experiment = experiments / file
-            cls = getattr(_module_from(experiment, experiment.stem), cls_name)
-            version = name.partition("-")[0]
-            # The variant's configuration is recorded below; steps.py's other entries do not change the build.
-            files = [versions.get(version).path, experiment, *sorted(experiments.glob("streamk.py"))]
+            module = kernels.load(kernel.stem)
+            block_m, block_n = (int(x) for x in rest.split("x"))
+            tile = next(t for t in module.tile_model.CANDIDATES if (t.block_m, t.block_n) == (block_m, block_n))
+            cls, config = getattr(module, f"MatmulV{version[1:]}"), {**measured_config(version), **tile.config}
+            files = [kernel, kernel.parent / "tile_model.py"]
+        else:  # the variant's configuration is recorded below; steps.py's other entries do not change the build
+            file, cls_name, config, _ = kernels.import_spec(kernels.EXPERIMENTS_DIR / "steps.py", "steps").VARIANTS[
+                name
+            ]
+            cls = kernels.kernel_class(kernels.EXPERIMENTS_DIR / file, cls_name)
+            files = [kernel, kernels.EXPERIMENTS_DIR / file, kernels.EXPERIMENTS_DIR / "streamk.py"]
         report = build_sm90a(cls, config, *common.BENCH_SHAPE, sass=True)
     relative = [f.relative_to(paths.ROOT).as_posix() for f in files]
     return {**build_facts(report), "of": version, "what": what, "config": config, "files": relative,
             "source": budget.files_hash(relative)}  # fmt: skip
 
 
-def _build(item: tuple[str, str]) -> dict[str, Any]:
+def build_one(item: tuple[str, str]) -> dict[str, Any]:
+    """One version or extra build, in a process of :func:`build_all`'s pool."""
     kind, name = item
     return record_one(name) if kind == "version" else record_extra(name)
 
@@ -361,57 +309,33 @@ def build_all() -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    from matmul_data import versions
-
     items = [("version", n) for n in versions.names()] + [("extra", n) for n in EXTRA_BUILDS]
     context = multiprocessing.get_context("spawn")  # fresh interpreters: Tilus keeps global build state
     with ProcessPoolExecutor(max_workers=os.cpu_count() or 1, mp_context=context) as pool:
-        built = dict(zip(items, pool.map(_build, items), strict=True))
+        built = dict(zip(items, pool.map(build_one, items), strict=True))
     return ({n: v for (k, n), v in built.items() if k == "version"},
             {n: v for (k, n), v in built.items() if k == "extra"})  # fmt: skip
 
 
-def record(path: Path) -> dict[str, Any]:
-    """Build every version (in parallel) and write the record atomically; return it."""
-    from matmul_data import budget
-
-    built, extras = build_all()
-    data = {
-        "arch": "sm_90a",
-        "shape": list(common.BENCH_SHAPE),
-        "tilus": tilus.__version__,
-        "nvcc": _tool_version("nvcc"),
-        "cuobjdump": _tool_version("cuobjdump"),
-        "versions": built,
-        "extras": extras,
-    }
-    budget.write_record(path, data)
-    return data
-
-
-def _tool_version(name: str) -> str:
+def tool_version(name: str) -> str:
+    """The last line of ``<tool> --version``."""
     done = subprocess.run([find_tool(name), "--version"], capture_output=True, text=True, check=True)
     return done.stdout.strip().splitlines()[-1]
 
 
 def main(argv: list[str]) -> int:
-    """``python -m matmul_bench buildcheck [--record]``: build every version for sm_90a on the CPU."""
+    """Build every version and extra for sm_90a and print their facts; ``--record`` writes the build record."""
     import argparse
 
-    from matmul_data import budget
-
-    parser = argparse.ArgumentParser(
-        prog="python -m matmul_bench buildcheck",
-        description="Build every version for sm_90a on the CPU (no GPU needed) and print its build facts.",
-    )
+    parser = argparse.ArgumentParser(prog="python -m matmul_bench buildcheck", description=main.__doc__)
     parser.add_argument("--record", action="store_true", help=f"also write them to {budget.BUILD_RECORD}")
     args = parser.parse_args(argv)
+    built, extras = build_all()
     if args.record:
-        built = record(budget.BUILD_RECORD)
-    else:
-        versions_built, extras = build_all()
-        built = {"versions": versions_built, "extras": extras}
-    for name, entry in [*built["versions"].items(), *built["extras"].items()]:
-        shown = {k: v for k, v in entry.items() if k not in ("ptxas", "source", "files")}
-        print(f"{name}: {shown}")
+        budget.write_record(budget.BUILD_RECORD, {"arch": "sm_90a", "shape": list(common.BENCH_SHAPE),
+                                                  "tilus": tilus.__version__, "nvcc": tool_version("nvcc"),
+                                                  "cuobjdump": tool_version("cuobjdump"), "versions": built,
+                                                  "extras": extras})  # fmt: skip
+    for name, entry in [*built.items(), *extras.items()]:
+        print(f"{name}: { ({k: v for k, v in entry.items() if k not in ('ptxas', 'source', 'files')}) }")
     return 0

@@ -1,30 +1,23 @@
-"""The one command line of the tooling: ``python -m matmul_bench <command> [options]``.
-
-    python -m matmul_bench record             # the record on a Hopper GPU: ladder, sweep, steps, ncu counters
-    python -m matmul_bench record --ladder    # one section (also --sweep, --steps NAMES, --ncu, --torch-compile)
-    python -m matmul_bench quick              # a smoke run into build/quick/ (one run, not replicated)
-    python -m matmul_bench plan [options]     # what `record` would run and its estimated duration; runs nothing
-    python -m matmul_bench tryit              # the chapters' Try it edits: apply, build, check on the GPU
-    python -m matmul_bench buildcheck         # every version built for sm_90a on the CPU (--record: the build record)
-    python -m matmul_bench baseline           # which cuBLAS kernel runs at each sweep shape (torch profiler)
-
-Each command's ``--help`` lists its options. Exit status: 0 done; 1 could not run (no Hopper GPU, a worker
-failed); 2 bad usage (nothing runs); 3 a wrong result (that implementation is not recorded).
-"""
+"""The tooling's one command line, ``python -m matmul_bench <command> [options]``; exit status 0 done, 1 could not
+run, 2 bad usage (nothing runs), 3 a wrong result (nothing of it recorded)."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from matmul_bench.plan import Plan
 
 PROG = "python -m matmul_bench"
 
 
-def _benchmark(argv: list[str]) -> int:
+def record(argv: list[str]) -> int:
+    """``record``, ``quick`` and ``plan``: parse, plan, and run unless it is a dry run."""
     from matmul_bench import plan as planning
 
     parser = planning.build_parser()
-    parser.prog = f"{PROG} record"
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse printed the usage and the error (status 2), or --help (0)
@@ -32,24 +25,26 @@ def _benchmark(argv: list[str]) -> int:
     try:
         plan = planning.make_plan(args)
     except planning.UsageError as exc:
-        parser.print_usage(sys.stderr)
         print(f"{parser.prog}: error: {exc}", file=sys.stderr)
         return 2
-    from matmul_bench import runner
-
-    print(planning.describe(plan, runner.describe_out(plan)), flush=True)
+    out = str(plan.out or (f"{planning.QUICK_DIR}/<gpu>.json" if plan.quick else "plots/results/<gpu>.json"))
+    print(planning.describe(plan, out), flush=True)
     if args.dry_run:
         print(last_record_text())
         print("(dry run: nothing is timed, nothing is written)")
         return 0
+    return execute(plan)
+
+
+def execute(plan: Plan) -> int:
+    """Run a plan; 1 when it cannot go on, 3 on a wrong result, each with its reason on stderr."""
+    from matmul_bench import jobs, runner
+
     try:
         return runner.run_plan(plan)
-    except runner.WrongResult as exc:
-        print(f"{parser.prog}: {exc}", file=sys.stderr)
-        return 3
-    except runner.BenchmarkError as exc:
-        print(f"{parser.prog}: {exc}", file=sys.stderr)
-        return 1
+    except jobs.BenchmarkError as exc:
+        print(f"{PROG} record: {exc}", file=sys.stderr)
+        return 3 if isinstance(exc, jobs.WrongResult) else 1
 
 
 def last_record_text() -> str:
@@ -63,87 +58,46 @@ def last_record_text() -> str:
     seconds = results.record_duration_s(data)
     if seconds is None:
         return "  last record: its duration was not recorded (runs made before invocation_s)"
-    text = f"  last record: {seconds / 60:.1f} minutes on the GPU that made the results file (measured)"
     untimed = results.untimed_figures(data)
-    figures = f"{untimed} figure{'s' if untimed != 1 else ''}"
-    return text + (f", not counting {figures} whose newest run predates invocation_s" if untimed else "")
+    return f"  last record: {seconds / 60:.1f} minutes on the GPU that made the results file (measured)" + (
+        f", not counting {untimed} figure{'s' if untimed != 1 else ''} whose newest run predates invocation_s"
+        if untimed
+        else ""
+    )
 
 
-def _tryit(argv: list[str]) -> int:
-    from matmul_bench import tryit
+def command(module: str, function: str = "main") -> Callable[[list[str]], int]:
+    """A command that imports its module only when it runs."""
 
-    return tryit.main(argv)
+    def run(argv: list[str]) -> int:
+        import importlib
 
+        return getattr(importlib.import_module(f"matmul_bench.{module}"), function)(argv)
 
-def _buildcheck(argv: list[str]) -> int:
-    from matmul_bench import buildcheck
-
-    return buildcheck.main(argv)
-
-
-def _baseline(argv: list[str]) -> int:
-    from matmul_bench import baseline
-
-    return baseline.main(argv)
+    return run
 
 
-def _worker(argv: list[str]) -> int:
-    from matmul_bench import worker
-
-    return worker.main(argv)
-
-
-def _prebuild(argv: list[str]) -> int:
-    from matmul_bench import prebuild
-
-    return prebuild.main(argv)
-
-
-def _tryit_child(argv: list[str]) -> int:
-    from matmul_bench import tryit
-
-    return tryit.child_main(argv[0])
-
-
-# name -> (what it does, how long it takes, the function, extra arguments put before the user's)
-COMMANDS: dict[str, tuple[str, str, Callable[[list[str]], int], tuple[str, ...]]] = {
-    "record": ("benchmark on a Hopper GPU and record plots/results/<gpu>.json", "`plan` estimates it", _benchmark, ()),
-    "quick": ("a smoke run into build/quick/, one run, not replicated", "`plan --quick`", _benchmark, ("--quick",)),
-    "plan": (
-        "print what `record` would run, its estimate and the last record's time",
-        "no GPU",
-        _benchmark,
-        ("--dry-run",),
-    ),  # fmt: skip
-    "tryit": ("apply, build and check the chapters' Try it edits on a GPU", "`tryit --dry-run`", _tryit, ()),
-    "buildcheck": (
-        "build every version for sm_90a on the CPU (--record: rewrite the build record)",
-        "no GPU; builds in parallel",
-        _buildcheck,
-        (),
-    ),
-    "baseline": (
-        "name cuBLAS's kernel at every sweep shape (torch profiler) on a GPU",
-        "one profiled matmul per shape",
-        _baseline,
-        (),
-    ),
+# name -> (what it does and how long it takes, the function, arguments put before the user's)
+COMMANDS: dict[str, tuple[str, Callable[[list[str]], int], tuple[str, ...]]] = {
+    "record": ("benchmark on a Hopper GPU, merged into plots/results/<gpu>.json (`plan` estimates it)", record, ()),
+    "quick": ("a smoke run into build/quick/, one run, not replicated (`plan --quick`)", record, ("--quick",)),
+    "plan": ("print what `record` would run, its estimate and the last record's time (no GPU)", record, ("--dry-run",)),
+    "tryit": ("apply, build and check the chapters' Try it edits on a GPU (`tryit --dry-run`)", command("tryit"), ()),
+    "buildcheck": ("build every version for sm_90a on the CPU (--record: the build record)", command("buildcheck"), ()),
+    "baseline": ("name cuBLAS's kernel at every sweep shape (torch profiler) on a GPU", command("baseline"), ()),
 }
 # Started by the commands above in child processes; not for people.
-INTERNAL: dict[str, Callable[[list[str]], int]] = {
-    "worker": _worker,
-    "prebuild": _prebuild,
-    "tryit-child": _tryit_child,
-}
+INTERNAL = {"worker": command("worker"), "tryit-child": command("tryit", "child_main")}
 
 
 def usage() -> str:
+    """The list of commands."""
     lines = [f"usage: {PROG} <command> [options]   ({PROG} <command> --help for its options)", "", "commands:"]
-    lines += [f"  {name:<11} {what} ({how_long})" for name, (what, how_long, _, _) in COMMANDS.items()]
-    return "\n".join(lines)
+    return "\n".join(lines + [f"  {name:<11} {what}" for name, (what, _, _) in COMMANDS.items()])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Dispatch to a command; an unknown one is a usage error."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
         print(usage(), file=sys.stdout if argv else sys.stderr)
@@ -154,5 +108,5 @@ def main(argv: Sequence[str] | None = None) -> int:
     if name not in COMMANDS:
         print(f"{usage()}\n\n{PROG}: error: unknown command {name!r}", file=sys.stderr)
         return 2
-    _, _, run, before = COMMANDS[name]
+    _, run, before = COMMANDS[name]
     return run([*before, *rest])

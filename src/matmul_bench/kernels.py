@@ -1,28 +1,50 @@
-"""Where the reader's kernels live, and how the tooling imports them and starts processes that do.
-
-The kernel files import their helpers by bare name (``import common``, ``from pipeline import
-Pipeline``), as a reader running ``python examples/hopper_matmul/matmul_v3.py`` does; the tooling puts
-that folder on ``sys.path`` once, here, before it imports any of them.
-"""
+"""Kernels as the benchmark runs them: the loader (:mod:`matmul_data.loader`, re-exported), a script pinned to a
+configuration, and the command line and environment of a child process."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
 from pathlib import Path
-from types import ModuleType
+from typing import Any
 
-from matmul_data import paths
+from matmul_data.loader import (  # noqa: F401  (the loader, re-exported for the benchmark's modules)
+    EXPERIMENTS_DIR,
+    FOLDERS,
+    KERNEL_DIR,
+    SpecError,
+    import_spec,
+    importable,
+    load,
+    load_file,
+)
 
-KERNEL_DIR = paths.KERNEL_DIR
-PACKAGE_ROOT = Path(__file__).resolve().parents[1]  # src/: matmul_bench and matmul_site
+SOURCE_ROOT = Path(__file__).resolve().parents[1]  # src/: the packages a child process must find too
 
 
-def use_kernel_dir(kernel_dir: Path = KERNEL_DIR) -> None:
-    """Make ``import common`` and ``import matmul_v3`` work in this process."""
-    if str(kernel_dir) not in sys.path:
-        sys.path.insert(0, str(kernel_dir))
+def kernel_class(file: Path | str, cls: str) -> type:
+    """The Tilus script class ``cls`` of a kernel or experiment file."""
+    found = getattr(load_file(file), cls, None)
+    if not isinstance(found, type):
+        raise SpecError(f"{file} defines no class {cls}")
+    return found
+
+
+def make_kernel(file: Path | str, cls: str, config: dict[str, Any] | None, autotune: bool = False) -> Any:
+    """An instance of the script: pinned to ``config``; with None, the file's ``config_for`` at each problem, else its
+    ``TUNED`` (or, with ``autotune``, Tilus's whole autotune space)."""
+    common = load("common")
+    module = load_file(file)
+    script = kernel_class(file, cls)
+    if config is not None:
+        return common.pinned(script, config)()
+    if autotune:
+        return script()
+    rule = getattr(module, "config_for", None)
+    if callable(rule):
+        return common.PerProblem(script, rule)
+    tuned = getattr(module, "TUNED", None)
+    return common.pinned(script, tuned)() if isinstance(tuned, dict) else script()
 
 
 def command(*args: str) -> list[str]:
@@ -31,28 +53,7 @@ def command(*args: str) -> list[str]:
 
 
 def child_env() -> dict[str, str]:
-    """This process's environment, with src/ on PYTHONPATH so that a child finds the packages too."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PACKAGE_ROOT), env.get("PYTHONPATH", "")) if p)
+    """This process's environment with src/ on PYTHONPATH, so that a child imports these packages too."""
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(SOURCE_ROOT), env.get("PYTHONPATH", "")) if p)
     return env
-
-
-class SpecError(ValueError):
-    """A spec file (experiments/steps.py, experiments/tryit.py) that is missing or does not import."""
-
-
-def import_spec(path: Path, kind: str) -> ModuleType:
-    """A spec module of plain data, imported by path; SpecError says why it cannot be read."""
-    if not path.is_file():
-        raise SpecError(f"{kind} spec {path} does not exist")
-    spec = importlib.util.spec_from_file_location(f"_{kind.replace('-', '_')}_spec_{path.stem}", path)
-    if spec is None or spec.loader is None:
-        raise SpecError(f"cannot import the {kind} spec {path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # as importlib's own recipe: a dataclass in the module looks itself up there
-    try:
-        spec.loader.exec_module(module)
-    except Exception as exc:  # a spec that does not import is a usage problem, reported before any run
-        del sys.modules[spec.name]
-        raise SpecError(f"cannot import the {kind} spec {path}: {type(exc).__name__}: {exc}") from exc
-    return module

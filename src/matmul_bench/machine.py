@@ -1,16 +1,10 @@
-"""Machine provenance: the GPU (torch and NVML), the software, git, and NVML sampling of clock and power.
-
-The H200 runs into its 700 W limit under these kernels and its SM clock wanders (1410-1980 MHz), so the
-benchmark records the clock and power seen while each implementation's timed window is open:
-:class:`WindowSampler` polls NVML in a thread only between ``window(tag)`` enter and exit.
-"""
+"""Provenance: the GPU (torch and NVML), the software, git, and NVML's clock and power sampled inside timed kernels."""
 
 from __future__ import annotations
 
 import contextlib
 import datetime
 import platform
-import statistics
 import subprocess
 import threading
 import time
@@ -33,6 +27,7 @@ Reading = tuple[float | None, float | None]  # (SM clock MHz, power W)
 
 
 def utc_now() -> datetime.datetime:
+    """Now, in UTC."""
     return datetime.datetime.now(datetime.UTC)
 
 
@@ -117,6 +112,7 @@ def _nvml_handle(uuid: str) -> Any:
 
 
 def nvml_limits(uuid: str) -> dict[str, Any]:
+    """The driver version and the clock and power limits NVML reports (null where it cannot)."""
     limits: dict[str, Any] = {"driver": "unknown", "sm_max": None, "mem_max": None, "power_limit_w": None}
     handle = _nvml_handle(uuid)
     if handle is None:
@@ -158,12 +154,7 @@ Span = tuple[float, float]  # (start, end) in time.perf_counter seconds
 
 
 class WindowSampler:
-    """Polls ``read`` every ``interval_s`` while a window is open, and once as each window closes, by tag.
-
-    Each reading keeps the time it was taken; :meth:`take` keeps only those inside the spans it is given
-    (when the timed kernels ran on the GPU), so that a clock read while the GPU idled or flushed L2 never
-    counts as the clock of a kernel.
-    """
+    """Polls ``read`` every ``interval_s`` while a window is open and once as it closes; readings keep their time."""
 
     def __init__(self, read: Callable[[], Reading] | None, interval_s: float = 0.005) -> None:
         self._read = read
@@ -196,6 +187,7 @@ class WindowSampler:
 
     @contextlib.contextmanager
     def window(self, tag: str) -> Iterator[None]:
+        """Sample under ``tag`` while the block runs."""
         with self._lock:
             self._tag = tag
         self._open.set()
@@ -217,14 +209,11 @@ class WindowSampler:
         return [c for c, _ in readings if c is not None], [p for _, p in readings if p is not None]
 
     def close(self) -> None:
+        """Stop the polling thread."""
         self._stop.set()
         self._open.set()
         if self._thread.is_alive():
             self._thread.join(timeout=5)
-
-
-def median_or_none(values: list[float]) -> float | None:
-    return float(statistics.median(values)) if values else None
 
 
 def gpu_record(found: dict[str, Any]) -> dict[str, Any]:

@@ -1,23 +1,4 @@
-"""The optional peers, built inside a worker on the GPU: Triton's GEMM templates through torch.compile, and QuACK.
-
-:func:`build` returns ``(kernel, call, config)``: ``kernel(m, n, k, a, b, c)`` writes C = A @ B^T into ``c``
-(what the float64 check runs, at any shape), ``call()`` is what is timed, and ``config`` records what ran. The
-builder makes the first call itself, so compiling and autotuning happen in the worker's prepare step, never
-inside a timed window. It raises when the peer cannot run on this machine (not installed, an import error,
-an unsupported GPU or torch); the worker records that in the run's ``peers_missing`` and goes on without it.
-
-Triton: ``torch.compile(mode=TORCH_COMPILE_MODE, dynamic=False)`` of ``a @ b.T`` while
-``torch._inductor.config.patch`` applies the plan's TRITON_INDUCTOR_CONFIG: GEMM autotuning among Inductor's
-Triton templates only, the persistent TMA templates among them. A setting this torch does not have is listed in
-the row's config under ``lacking``; without ``max_autotune_gemm_backends`` the row could be cuBLAS again, so the
-peer refuses to run. The busiest kernel of a call must be a Triton one (``triton_...``); its name is recorded.
-
-QuACK (quack-kernels 0.6.5, ``quack/gemm_interface.py``): ``gemm(A, B, out=C, tuned=...)`` computes C = A @ B
-for A (M, K) and B (K, N); our B is (N, K) row-major, so ``B.T`` goes in (a view, no copy). ``tuned=False``
-runs QuACK's default configuration for the GPU (nvMatmulHeuristics' pick where that package is installed, else
-``quack.gemm_config.default_config``); ``tuned=True``, gemm's own default, autotunes among QuACK's
-configurations at each new shape and keeps the winner in QuACK's disk cache (``~/.quack/cache``).
-"""
+"""The optional peers, built in a worker: Triton's GEMM templates (torch.compile) and QuACK; raise where they cannot."""
 
 from __future__ import annotations
 
@@ -40,11 +21,7 @@ def version(kind: str) -> str | None:
 
 
 def allow_recompiles() -> None:
-    """Room in dynamo's cache for one static-shape graph per shape of the sweep, all kept.
-
-    No dynamo reset: every run is prepared before any is timed, and a reset would make the earlier shapes
-    recompile inside their timed windows.
-    """
+    """Room in dynamo's cache for one static-shape graph per shape, all kept (a reset would recompile when timed)."""
     import torch
 
     for limit in ("recompile_limit", "cache_size_limit"):  # the newer name first
@@ -53,7 +30,8 @@ def allow_recompiles() -> None:
             break
 
 
-def _has_setting(config: Any, dotted: str) -> bool:
+def has_setting(config: Any, dotted: str) -> bool:
+    """Whether a dotted Inductor setting exists in ``config``."""
     *owners, name = dotted.split(".")
     for owner in owners:
         config = getattr(config, owner, None)
@@ -64,7 +42,7 @@ def _has_setting(config: Any, dotted: str) -> bool:
 
 def inductor_settings(config: Any) -> tuple[dict[str, Any], list[str]]:
     """TRITON_INDUCTOR_CONFIG split into the settings ``config`` (torch._inductor.config) has and those it lacks."""
-    have = {k: v for k, v in TRITON_INDUCTOR_CONFIG.items() if _has_setting(config, k)}
+    have = {k: v for k, v in TRITON_INDUCTOR_CONFIG.items() if has_setting(config, k)}
     return have, [k for k in TRITON_INDUCTOR_CONFIG if k not in have]
 
 
@@ -74,6 +52,7 @@ def triton_matmul(x: Any, y: Any) -> Any:
 
 
 def build_triton(a: Any, b: Any, c: Any) -> Built:
+    """``a @ b.T`` compiled under TRITON_INDUCTOR_CONFIG; refused unless its busiest kernel is a Triton one."""
     import torch
     from torch._inductor import config as inductor_config
 
@@ -101,6 +80,7 @@ def build_triton(a: Any, b: Any, c: Any) -> Built:
 
 
 def build_quack(tuned: bool, a: Any, b: Any, c: Any) -> Built:
+    """QuACK's ``gemm(A, B.T)`` (B is (N, K) row-major), default or autotuned at this shape; first call made here."""
     import torch
 
     # QuACK's autotuner keeps its timings on disk only when asked (read as its module is imported): with it, the

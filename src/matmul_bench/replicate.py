@@ -1,28 +1,5 @@
-"""Independent runs merged into one figure: the interval a second run must fall in, and the verdict words.
-
-A *figure* is one quantity the site states: the ladder, one shape of the sweep, or one steps table. Each
-invocation of ``python -m matmul_bench record`` adds one *run* to each figure it measures (fresh processes,
-builds loaded anew); :func:`merge_figure` turns a figure's runs into its merged rows, and
-:func:`remerge` does every figure of a results file, since the confidence level depends on how many verdicts
-the file holds.
-
-The method, in the order a reader meets it on the method page:
-
-- Ratio: each round pairs an implementation with cuBLAS (or a step with the row it is over) timed in the same
-  round; the figure's ratio is the median of those per-round ratios over every run, process and round.
-- Interval: a percentile bootstrap that resamples runs first, then processes within each chosen run, then
-  rounds within each chosen process (the three levels at which the clock moves). It is then widened, where
-  needed, to hold every run's own median: a figure never claims to be more precise than its runs agree.
-- Multiplicity: the file states many verdicts at once; each interval is taken at the Bonferroni level
-  1 - 0.05 / (number of verdicts), so that all of them hold together with 95% confidence.
-- Parity band: a step pays only when its whole interval lies above 1 + band, costs only when wholly below
-  1 - band, and is "parity" otherwise. The band is the larger of 1% and the run-to-run spread measured in the
-  file (the 90th percentile, over replicated rows, of half the range of their runs' medians), rounded up to
-  half a percent.
-- Efficiency: TFLOPS over the tensor-core peak at the SM clock sampled inside the row's timed kernels
-  (SMs x 4096 FLOP per clock); a row above 0.98, or a large-shape row of cuBLAS or the last two versions below
-  0.70, is flagged ``suspect``: its clock reading, not the GPU, is probably wrong.
-"""
+"""Independent runs merged into one figure: runs-first bootstrap intervals at the Bonferroni level, widened to hold
+every run's median; verdicts outside a parity band; efficiency at the sampled clock (docs/method.rst says why)."""
 
 from __future__ import annotations
 
@@ -121,7 +98,8 @@ def is_suspect(impl: str, shape: dict[str, int], value: float | None) -> bool:
     return top and large and value < EFFICIENCY_FLOOR
 
 
-def _median_of(values: list[float | None]) -> float | None:
+def median_of(values: list[float | None]) -> float | None:
+    """The median of the values present; None when none is."""
     present = [v for v in values if v is not None]
     return float(statistics.median(present)) if present else None
 
@@ -136,20 +114,20 @@ def merge_figure(figure: dict[str, Any], confidence: float, band: float, sm_coun
         rows = [run["rows"][impl] for run in runs]
         latency = float(statistics.median(r["latency_ms"] for r in rows))
         tflops = results.tflops(shape["m"], shape["n"], shape["k"], latency)
-        clock = _median_of([r.get("sm_clock_mhz") for r in rows])
+        clock = median_of([r.get("sm_clock_mhz") for r in rows])
         row: dict[str, Any] = {
             "latency_ms": latency,
             "tflops": tflops,
-            "ratio_to_cublas": _merged(rows, "ratio_to_cublas", confidence),
+            "ratio_to_cublas": merged_ratio(rows, "ratio_to_cublas", confidence),
             "sm_clock_mhz": clock,
-            "power_w": _median_of([r.get("power_w") for r in rows]),
+            "power_w": median_of([r.get("power_w") for r in rows]),
             "config": copy.deepcopy(last["config"]),
             "title": last["title"],
         }
         if impl != results.CUBLAS:
             row["ratio_to_cublas"]["verdict"] = verdict(row["ratio_to_cublas"], band)
         if last.get("step") is not None:
-            row["step"] = {"over": last["step"]["over"], **_merged(rows, "step", confidence)}
+            row["step"] = {"over": last["step"]["over"], **merged_ratio(rows, "step", confidence)}
             row["step"]["verdict"] = verdict(row["step"], band)
         counters = next((r["counters"] for r in reversed(rows) if r.get("counters")), None)
         if "counters" in last or counters:
@@ -170,7 +148,7 @@ def merge_figure(figure: dict[str, Any], confidence: float, band: float, sm_coun
     return out
 
 
-def _merged(rows: list[dict[str, Any]], key: str, confidence: float) -> dict[str, float]:
+def merged_ratio(rows: list[dict[str, Any]], key: str, confidence: float) -> dict[str, float]:
     """One merged interval; a figure whose runs lack their samples (one old run) keeps that run's interval."""
     if any(key not in r for r in rows):
         raise ValueError(f"every run of a figure needs {key!r}")
@@ -238,15 +216,14 @@ def remerge(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def merge_file(existing: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
-    """A new record folded into the file: provenance and try-its as results.merge does, each new run joining
-    the figure it measures again; then every figure merged anew."""
+    """A new record folded into the file (results.merge), each new run joining its figure; then all merged anew."""
     merged = results.merge(existing, new)
     if existing is not None:
         same_cublas = existing.get("software", {}).get("cublas") == new.get("software", {}).get("cublas")
-        old = {key: figure for key, figure in _keyed(existing)}
-        for section, index, figure in _places(merged):
-            key = _key(section, figure)
-            fresh = _find(new, section, key)
+        old = {key: figure for key, figure in keyed(existing)}
+        for section, index, figure in places(merged):
+            key = figure_key(section, figure)
+            fresh = find(new, section, key)
             if fresh is not None and key in old:
                 joined = add_run(old[key], fresh, same_cublas)
                 if section == "ladder":
@@ -256,31 +233,31 @@ def merge_file(existing: dict[str, Any] | None, new: dict[str, Any]) -> dict[str
     return remerge(merged)
 
 
-def _key(section: str, figure: dict[str, Any]) -> tuple[Any, ...]:
+def figure_key(section: str, figure: dict[str, Any]) -> tuple[Any, ...]:
+    """What identifies a figure across records: its section and shape, and a steps table's after and title."""
     shape = (figure["shape"]["m"], figure["shape"]["n"], figure["shape"]["k"])
     return (section, figure.get("after"), figure.get("title"), shape) if section == "steps" else (section, shape)
 
 
-def _places(data: dict[str, Any]) -> list[tuple[str, int, dict[str, Any]]]:
+def places(data: dict[str, Any]) -> list[tuple[str, int, dict[str, Any]]]:
+    """(section, index, figure) of every figure of a file."""
     found = [("ladder", 0, data["ladder"])] if data.get("ladder") else []
     return found + [(s, i, f) for s in ("sweep", "steps") for i, f in enumerate(data.get(s, []))]
 
 
-def _keyed(data: dict[str, Any]) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
-    return [(_key(section, figure), figure) for section, _, figure in _places(data)]
+def keyed(data: dict[str, Any]) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+    """(key, figure) of every figure of a file."""
+    return [(figure_key(section, figure), figure) for section, _, figure in places(data)]
 
 
-def _find(data: dict[str, Any], section: str, key: tuple[Any, ...]) -> dict[str, Any] | None:
-    return next((f for s, _, f in _places(data) if s == section and _key(s, f) == key), None)
+def find(data: dict[str, Any], section: str, key: tuple[Any, ...]) -> dict[str, Any] | None:
+    """The figure of a section with this key, or None."""
+    return next((f for s, _, f in places(data) if s == section and figure_key(s, f) == key), None)
 
 
 def add_run(existing: dict[str, Any] | None, new_figure: dict[str, Any], same_cublas: bool = True) -> dict[str, Any]:
-    """A new run joins the figure it measures again (same rotation, same method); else it starts a new one.
-
-    A figure started anew keeps the cuBLAS kernel the old one named at its shape (``baseline``), unless the new
-    run's cuBLAS is another version (``same_cublas`` false): the name is cuBLAS's pick at the shape, whichever
-    of our kernels ran beside it, and another cuBLAS may pick another kernel.
-    """
+    """A new run joins the figure it measures again (same rotation and method), else starts one that keeps the
+    cuBLAS kernel named at its shape unless cuBLAS itself changed (``same_cublas`` false)."""
     run = new_figure["runs"][0]
     if (
         existing is not None

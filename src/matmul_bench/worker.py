@@ -1,22 +1,9 @@
-"""The worker: one fresh process that checks, then times, the implementations of its runs, interleaved.
+"""One fresh worker process: ``python -m matmul_bench worker JOB.json ANSWER.json`` (started by :mod:`.jobs`).
 
-    python -m matmul_bench worker JOB.json RESULT.json
-
-The parent (bench.runner) writes the job, starts this process and reads the result file; progress
-goes to stderr. A job::
-
-    mode        "probe" (the GPU and software), "time" (check, then rounds), "profile" (one launch for ncu)
-    backend     "cuda"; "fake" stands in for the GPU in the CPU tests (bench.fake)
-    settings    rounds, repeats, warmup; process (this process's index)
-    runs        [{name, shape, impls: [ImplSpec json], check_shapes}]
-
-For each run: every implementation is built (pinned config or autotune) and checked against a float64
-reference at every check shape, C poisoned with NaN; a wrong result stops the worker before any timing
-(exit status 3). An optional peer (plan.PEER_PACKAGES) that cannot be built or run here, or fails its check, is
-left out of the run's rounds and reported in its ``missing`` ({name: {version, error}}); the run goes on.
-Then ``rounds`` rounds, the order forward in even rounds and reversed in odd ones;
-in each, every implementation is timed ``warmup`` + ``repeats`` calls (CUDA events, L2 flushed) and the
-median kept, while NVML samples clock and power under the implementation's tag.
+A job's mode: "probe" (the GPU and software), "build" (one kernel built, and checked, at its shapes), "time"
+(every impl of its runs checked against float64 with C poisoned by NaN, then timed in rounds of alternating
+order) or "profile" (one launch, for ncu). A wrong result of ours exits with WRONG_RESULT before any timing;
+an optional peer that cannot run, or is wrong, is left out and reported in its run's ``missing``.
 """
 
 from __future__ import annotations
@@ -26,74 +13,64 @@ import statistics
 import sys
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from matmul_bench import kernels, machine
-from matmul_bench.backend import Backend, Prepared, Timing
 from matmul_bench.plan import PEER_PACKAGES, TORCH_COMPILE_MODE
 
 WRONG_RESULT = 3
+Shape = tuple[int, int, int]
 
 
-def progress(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+@dataclass
+class Prepared:
+    """A built implementation at one shape: ``call()`` is exactly what is timed."""
+
+    call: Callable[[], Any]
+    config: dict[str, Any]
+    title: str | None
+    check: Callable[[Shape], dict[str, Any]]
 
 
 class CudaBackend:
-    """The real thing: Tilus kernels, cuBLAS, torch.compile and the optional peers on CUDA device 0."""
+    """Tilus kernels, cuBLAS, torch.compile and the optional peers on CUDA device 0."""
 
-    def __init__(self) -> None:
-        self._kernels: dict[str, Any] = {}
-        self._compiled: dict[tuple[int, int, int], Any] = {}
-        self._operands: dict[tuple[int, int, int], Any] = {}
-        self._uuid = ""
-        self._flush: Any = None  # 512 MiB, zeroed before each timed call: several times the 50-60 MB L2
+    def __init__(self, autotune: bool = False) -> None:
+        self.autotune = autotune
+        self.kernels: dict[str, Any] = {}
+        self.operands: dict[Shape, Any] = {}
+        self.compiled: dict[Shape, Any] = {}
+        self.uuid = ""
+        self.flush: Any = None  # 512 MiB, zeroed before each timed call: several times the 50-60 MB L2
 
     def device(self) -> dict[str, Any]:
+        """CUDA device 0, refused unless it is a Hopper GPU."""
         found = machine.device()
-        self._uuid = found.get("uuid", "")
+        self.uuid = found.get("uuid", "")
         return found
 
     def software(self) -> dict[str, str]:
+        """What the worker runs with."""
         return machine.software()
 
-    def _kernel(self, impl: dict[str, Any]) -> Any:
-        from matmul_bench import prebuild
-
-        key = json.dumps(impl, sort_keys=True)
-        if key not in self._kernels:  # one instance per spec: Tilus builds each (N, K) once per instance
-            self._kernels[key] = prebuild.make_kernel(impl["file"], impl["cls"], impl["config"])
-        return self._kernels[key]
-
     def peer_version(self, impl: dict[str, Any]) -> str | None:
-        from matmul_bench import peers
+        """The installed version of a peer's package."""
+        return machine.package_version(PEER_PACKAGES[impl["kind"]])
 
-        return peers.version(impl["kind"])
-
-    def _torch_compiled(self, shape: tuple[int, int, int]) -> Any:
+    def prepare(self, impl: dict[str, Any], shape: Shape) -> Prepared:
+        """Build (or load from Tilus's cache) one impl on the run's operands, and compile a peer."""
         import torch
 
-        if shape not in self._compiled:
-            from matmul_bench import peers
-
-            peers.allow_recompiles()  # one static-shape graph per shape, all kept
-            self._compiled[shape] = torch.compile(lambda x, y: x @ y.T, mode=TORCH_COMPILE_MODE, dynamic=False)
-        return self._compiled[shape]
-
-    def prepare(self, impl: dict[str, Any], shape: tuple[int, int, int]) -> Prepared:
-        import torch
-
-        import common
-        from matmul_bench import prebuild
-
+        common = kernels.load("common")
         m, n, k = shape
-        if shape not in self._operands:  # every impl of a run is timed on the same inputs
+        if shape not in self.operands:  # every impl of a run is timed on the same inputs
             a, b = common.random_operands(m, n, k)
-            self._operands[shape] = (a, b, torch.empty(m, n, dtype=torch.float16, device="cuda"))
-        a, b, c = self._operands[shape]
-        config = impl["config"]
+            self.operands[shape] = (a, b, torch.empty(m, n, dtype=torch.float16, device="cuda"))
+        a, b, c = self.operands[shape]
+        config, title = impl["config"], impl["title"]
         if impl["kind"] in PEER_PACKAGES:
             from matmul_bench import peers
 
@@ -102,77 +79,137 @@ class CudaBackend:
             kernel: Any = lambda m_, n_, k_, x, y, z: torch.matmul(x, y.T, out=z)  # noqa: E731
             call = lambda: torch.matmul(a, b.T, out=c)  # noqa: E731
         elif impl["kind"] == "torch-compile":
-            fn = self._torch_compiled(shape)
+            if shape not in self.compiled:
+                from matmul_bench import peers
+
+                peers.allow_recompiles()  # one static-shape graph per shape, all kept
+                self.compiled[shape] = torch.compile(lambda x, y: x @ y.T, mode=TORCH_COMPILE_MODE, dynamic=False)
+            fn = self.compiled[shape]
             kernel = lambda m_, n_, k_, x, y, z: z.copy_(fn(x, y))  # noqa: E731
             call = lambda: fn(a, b)  # noqa: E731  (timed without the copy: it returns its own output)
         else:
-            kernel = self._kernel(impl)
+            key = json.dumps(impl, sort_keys=True)
+            if key not in self.kernels:  # one instance per spec: Tilus builds each (N, K) once per instance
+                self.kernels[key] = kernels.make_kernel(impl["file"], impl["cls"], config, self.autotune)
+            kernel = self.kernels[key]
             call = lambda: kernel(m, n, k, a, b, c)  # noqa: E731
-        common.matmul(kernel, a, b, out=c)  # build (or load from the cache) and, for a peer, compile
+            title = title or kernels.load_file(impl["file"]).TITLE
+        common.matmul(kernel, a, b, out=c)
         torch.cuda.synchronize()
-        config = config if config is not None else prebuild.tuned(kernel)
 
-        def check(at: tuple[int, int, int]) -> dict[str, Any]:
+        def check(at: Shape) -> dict[str, Any]:
             result = common.check(kernel, *at)
             return {"ok": result.ok, "bad": result.bad, "max_abs_err": result.max_abs_err}
 
-        return Prepared(impl["name"], call, dict(config), check)
+        return Prepared(call, dict(config if config is not None else tuned(kernel)), title, check)
 
-    def time_ms(self, prepared: Prepared, warmup: int, repeats: int) -> Timing:
-        """common.time_ms's protocol (L2 flushed before each call, CUDA events, median), placed in host time.
-
-        An event recorded on the idle GPU right after a host timestamp anchors GPU time to host time, so each
-        timed call's (start, end) becomes a span the clock sampler can keep its readings to.
-        """
+    def time_ms(self, prepared: Prepared, warmup: int, repeats: int) -> tuple[float, list[machine.Span]]:
+        """Median of the timed calls (L2 flushed before each, CUDA events), and each call's span in host time."""
         import torch
 
-        if self._flush is None:
-            self._flush = torch.empty(512 * 1024 * 1024 // 4, dtype=torch.int32, device="cuda")
+        if self.flush is None:
+            self.flush = torch.empty(512 * 1024 * 1024 // 4, dtype=torch.int32, device="cuda")
         for _ in range(warmup):
             prepared.call()
         torch.cuda.synchronize()
-        anchor = torch.cuda.Event(enable_timing=True)
-        starts = [torch.cuda.Event(enable_timing=True) for _ in range(repeats)]
-        ends = [torch.cuda.Event(enable_timing=True) for _ in range(repeats)]
+        anchor = torch.cuda.Event(enable_timing=True)  # recorded on the idle GPU right after a host timestamp
+        events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(repeats)]
         host = time.perf_counter()
         anchor.record()
-        for start, end in zip(starts, ends, strict=True):
-            self._flush.zero_()
+        for start, end in events:
+            self.flush.zero_()
             start.record()
             prepared.call()
             end.record()
         torch.cuda.synchronize()
-        times = [s.elapsed_time(e) for s, e in zip(starts, ends, strict=True)]
-        spans = [
-            (host + anchor.elapsed_time(s) / 1e3, host + anchor.elapsed_time(e) / 1e3)
-            for s, e in zip(starts, ends, strict=True)
-        ]
-        return Timing(statistics.median(times), spans)
+        spans = [(host + anchor.elapsed_time(s) / 1e3, host + anchor.elapsed_time(e) / 1e3) for s, e in events]
+        return statistics.median(s.elapsed_time(e) for s, e in events), spans
 
     def sampler(self) -> machine.WindowSampler:
-        return machine.WindowSampler(machine.nvml_reader(self._uuid))
+        """NVML's clock and power, polled while a window is open."""
+        return machine.WindowSampler(machine.nvml_reader(self.uuid))
 
     def profile(self, prepared: Prepared) -> None:
+        """One launch between profiler start and stop: the one ncu profiles."""
         import torch
 
         prepared.call()
         torch.cuda.synchronize()
-        torch.cuda.profiler.start()  # ncu runs with --profile-from-start off: only this launch is profiled
+        torch.cuda.profiler.start()
         prepared.call()
         torch.cuda.synchronize()
         torch.cuda.profiler.stop()
 
 
-def make_backend(job: dict[str, Any]) -> Backend:
-    if job["backend"] == "fake":
-        from matmul_bench.fake import FakeBackend
+FAKE_DEVICE = {"name": "NVIDIA H200", "sm_count": 132, "compute_capability": "9.0", "memory_gb": 139.8, "uuid": "",
+               "driver": "580.159.04", "sm_max": 1980.0, "mem_max": 3201.0, "power_limit_w": 700.0}  # fmt: skip
+FAKE_MS = {
+    "v0": 3.5,
+    "v1": 2.0,
+    "v2": 1.9,
+    "v3": 1.9,
+    "v4": 1.65,
+    "v5": 1.7,
+    "v6": 1.6,
+    "v7": 1.55,
+    "cublas": 1.5,
+    "triton-templates": 1.58,
+    "quack": 1.45,
+    "quack-autotuned": 1.42,
+}  # fmt: skip  (8192^3; others 1.6)
 
-        return FakeBackend(job.get("fake") or {}, job["settings"].get("process", 0))
-    return CudaBackend()
+
+class FakeBackend(CudaBackend):
+    """A stand-in GPU for the CPU tests: made-up times, the same for each impl up to a clock shared by its round."""
+
+    def __init__(self, fake: dict[str, Any], process: int) -> None:
+        super().__init__()
+        self.fail, self.missing, self.process = fake.get("fail_check"), set(fake.get("missing_peers") or ()), process
+        self.rounds: dict[int, int] = {}
+
+    def device(self) -> dict[str, Any]:
+        """The H200 the tests pretend to have."""
+        return dict(FAKE_DEVICE)
+
+    def software(self) -> dict[str, str]:
+        """Made-up versions."""
+        return {"cuda": "13.0", "torch": "fake", "tilus": "fake", "python": "3.12.3"}
+
+    def peer_version(self, impl: dict[str, Any]) -> str | None:
+        """No peer is installed on the fake."""
+        return None
+
+    def prepare(self, impl: dict[str, Any], shape: Shape) -> Prepared:
+        """An impl whose call returns its made-up time; ``fail_check`` fails, ``missing_peers`` cannot import."""
+        if impl["name"] in self.missing:
+            raise ModuleNotFoundError(f"No module named {impl['kind']!r} (the fake backend's stand-in)")
+        ok = impl["name"] != self.fail
+        ms = FAKE_MS.get(impl["name"], 1.6) * shape[0] * shape[1] * shape[2] / 8192**3
+        check = lambda at: {"ok": ok, "bad": 0 if ok else 17, "max_abs_err": 1e-4 if ok else 7.0}  # noqa: E731
+        return Prepared(lambda: ms, dict(impl["config"] or {"block_m": 128}), impl["title"] or impl["name"], check)
+
+    def time_ms(self, prepared: Prepared, warmup: int, repeats: int) -> tuple[float, list[machine.Span]]:
+        """The made-up time scaled by a clock of this process and round; the span reaches past the call, so that
+        the sampler's reading as the window closes falls inside it even on a loaded CPU."""
+        round_ = self.rounds[id(prepared)] = self.rounds.get(id(prepared), -1) + 1
+        began = time.perf_counter()
+        time.sleep(0.002)
+        return prepared.call() * (1.0 + 0.05 * ((self.process * 3 + round_) % 4) / 3), [(began, began + 0.05)]
+
+    def sampler(self) -> machine.WindowSampler:
+        """A constant clock and power."""
+        return machine.WindowSampler(lambda: (1755.0, 690.0))
+
+    def profile(self, prepared: Prepared) -> None:
+        """Nothing to profile."""
 
 
-class CheckFailed(Exception):
-    """An optional peer's result is wrong: it is not timed, and the run goes on without it."""
+def tuned(kernel: Any) -> dict[str, Any]:
+    """The configuration a kernel ran with; {} for a script with no autotune space."""
+    try:
+        return kernels.load("common").tuned_config(kernel)
+    except (AttributeError, KeyError, IndexError, TypeError):
+        return {}
 
 
 def wrong_text(name: str, checks: list[dict[str, Any]]) -> str | None:
@@ -180,12 +217,11 @@ def wrong_text(name: str, checks: list[dict[str, Any]]) -> str | None:
     bad = [c for c in checks if not c["ok"]]
     if not bad:
         return None
-    first = bad[0]
-    return (f"{name} is wrong at {'x'.join(map(str, first['shape']))}: {first['bad']} elements outside tolerance "
-            f"(max |err| {first['max_abs_err']:.3g})")  # fmt: skip
+    return (f"{name} is wrong at {'x'.join(map(str, bad[0]['shape']))}: {bad[0]['bad']} elements outside tolerance "
+            f"(max |err| {bad[0]['max_abs_err']:.3g})")  # fmt: skip
 
 
-def missing_peer(backend: Backend, impl: dict[str, Any], exc: Exception) -> dict[str, Any]:
+def missing_peer(backend: CudaBackend, impl: dict[str, Any], exc: Exception) -> dict[str, Any]:
     """What the results say of an optional peer that cannot run here: its installed version and the error."""
     lines = str(exc).strip().splitlines()
     error = f"{type(exc).__name__}: {lines[0] if lines else ''}".strip()[:400]
@@ -194,86 +230,115 @@ def missing_peer(backend: Backend, impl: dict[str, Any], exc: Exception) -> dict
     return {"version": backend.peer_version(impl), "error": error}
 
 
-def time_runs(backend: Backend, job: dict[str, Any]) -> tuple[list[dict[str, Any]], str | None]:
-    """Check every impl of every run, then time each run in rounds; (per-run results, error or None)."""
-    settings = job["settings"]
-    prepared_runs, out = [], []
+class CheckFailed(Exception):
+    """An optional peer's result is wrong: it is not timed, and the run goes on without it."""
+
+
+def prepare_run(backend: CudaBackend, run: dict[str, Any]) -> tuple[dict[str, Prepared], dict[str, Any], str | None]:
+    """Build and check every impl of a run: (prepared impls, the run's answer so far, the first wrong result)."""
+    shape, prepared = tuple(run["shape"]), {}
+    answer: dict[str, Any] = {"name": run["name"], "checks": {}, "configs": {}, "titles": {}, "missing": {}}
+    for impl in run["impls"]:
+        print(f"  {run['name']}: building {impl['name']}", file=sys.stderr, flush=True)
+        try:
+            p = backend.prepare(impl, shape)
+            found = [dict(p.check(s), shape=list(s)) for s in (shape, *map(tuple, run["check_shapes"]))]
+            wrong = wrong_text(impl["name"], found)
+            if wrong and impl["kind"] in PEER_PACKAGES:
+                raise CheckFailed(f"{wrong}; not timed")
+        except Exception as exc:
+            if impl["kind"] not in PEER_PACKAGES:
+                raise
+            if not isinstance(exc, (ImportError, CheckFailed)):  # those say it all; a failed build needs its trace
+                traceback.print_exc()
+            answer["missing"][impl["name"]] = missing_peer(backend, impl, exc)
+            print(f"  {impl['name']} cannot run: {answer['missing'][impl['name']]['error']}", file=sys.stderr)
+            continue
+        prepared[impl["name"]] = p
+        answer["checks"][impl["name"]], answer["configs"][impl["name"]] = found, p.config
+        answer["titles"][impl["name"]] = p.title
+        if wrong:
+            return prepared, answer, f"{wrong}; nothing was timed"
+    return prepared, answer, None
+
+
+def time_runs(backend: CudaBackend, job: dict[str, Any]) -> tuple[list[dict[str, Any]], str | None]:
+    """Check every impl of every run first, then time each run in rounds; (per-run answers, error or None)."""
+    settings, prepared_runs, out = job["settings"], [], []
     for run in job["runs"]:
-        shape = tuple(run["shape"])
-        prepared, checks, configs, missing = {}, {}, {}, {}
-        for impl in run["impls"]:
-            progress(f"  {run['name']}: building {impl['name']}")
-            try:
-                p = backend.prepare(impl, shape)
-                found = [dict(p.check(tuple(s)), shape=s) for s in run["check_shapes"]]
-                wrong = wrong_text(impl["name"], found)
-                if wrong and impl["kind"] in PEER_PACKAGES:
-                    raise CheckFailed(f"{wrong}; not timed")
-            except Exception as exc:
-                if impl["kind"] not in PEER_PACKAGES:
-                    raise
-                if not isinstance(exc, (ImportError, CheckFailed)):  # those say it all; a failed build needs its trace
-                    traceback.print_exc()
-                missing[impl["name"]] = missing_peer(backend, impl, exc)
-                progress(f"  {run['name']}: {impl['name']} cannot run here, the run goes on without it: "
-                         f"{missing[impl['name']]['error']}")  # fmt: skip
-                continue
-            prepared[impl["name"]], configs[impl["name"]], checks[impl["name"]] = p, p.config, found
-            if wrong:
-                return out + [{"name": run["name"], "checks": checks}], f"{wrong}; nothing was timed"
-        out.append({"name": run["name"], "checks": checks, "configs": configs, "missing": missing})
+        prepared, answer, wrong = prepare_run(backend, run)
+        out.append(answer)
+        if wrong:
+            return out, wrong
         prepared_runs.append(prepared)
     sampler = backend.sampler()
     try:
-        for run, prepared, result in zip(job["runs"], prepared_runs, out, strict=True):
+        for run, prepared, answer in zip(job["runs"], prepared_runs, out, strict=True):
             names = [impl["name"] for impl in run["impls"] if impl["name"] in prepared]
-            samples: dict[str, list[float]] = {name: [] for name in names}
-            clocks: dict[str, list[float]] = {name: [] for name in names}
-            power: dict[str, list[float]] = {name: [] for name in names}
+            samples, clocks, power = ({n: [] for n in names} for _ in range(3))
             orders = []
-            started = time.perf_counter()
             for r in range(settings["rounds"]):
-                order = names if r % 2 == 0 else names[::-1]  # alternating: no impl always follows the same one
-                orders.append(order)
-                for name in order:
+                orders.append(names if r % 2 == 0 else names[::-1])  # no impl always follows the same one
+                for name in orders[-1]:
                     with sampler.window(name):
-                        timing = backend.time_ms(prepared[name], settings["warmup"], settings["repeats"])
-                    samples[name].append(timing.ms)
-                    got_clocks, got_power = sampler.take(name, timing.spans)  # readings inside the kernels only
+                        ms, spans = backend.time_ms(prepared[name], settings["warmup"], settings["repeats"])
+                    samples[name].append(ms)
+                    got_clocks, got_power = sampler.take(name, spans)  # readings inside the timed kernels only
                     clocks[name] += got_clocks
                     power[name] += got_power
-            progress(f"  {run['name']}: {settings['rounds']} rounds in {time.perf_counter() - started:.1f} s")
-            result.update(samples=samples, clocks=clocks, power=power, orders=orders)
+            answer.update(samples=samples, clocks=clocks, power=power, orders=orders)
     finally:
         sampler.close()
     return out, None
 
 
+def build(spec: dict[str, Any], autotune: bool) -> dict[str, Any]:
+    """One kernel built at every shape of ``spec`` (and checked there when it asks): what Tilus chose, what failed."""
+    import torch
+
+    common = kernels.load("common")
+    kernel = kernels.make_kernel(spec["file"], spec["cls"], spec.get("config"), autotune)
+    answer: dict[str, Any] = {"ok": True, "configs": {}, "checks": [], "error": None}
+    for m, n, k in spec["shapes"]:
+        if spec.get("check"):
+            result = common.check(kernel, m, n, k, seed=spec.get("seed"))
+            answer["checks"].append({"shape": f"{m}x{n}x{k}", "ok": result.ok, "bad": result.bad,
+                                     "max_abs_err": result.max_abs_err, "report": result.describe()})  # fmt: skip
+            answer["ok"] = answer["ok"] and result.ok
+        else:  # M is a run-time argument: a small M builds (N, K); a per-problem rule is asked at the real M
+            built = kernel.kernel_for(m, n, k) if isinstance(kernel, common.PerProblem) else kernel
+            common.matmul(built, *common.random_operands(min(m, 256), n, k))
+            torch.cuda.synchronize()
+        answer["configs"][f"{m}x{n}x{k}"] = spec.get("config") or tuned(kernel)
+    return answer
+
+
 def run_job(job: dict[str, Any]) -> tuple[dict[str, Any], int]:
-    backend = make_backend(job)
+    """A job's answer and this process's exit status."""
+    if job.get("backend") == "fake":
+        backend: CudaBackend = FakeBackend(job.get("fake") or {}, job["settings"].get("process", 0))
+    else:
+        backend = CudaBackend(bool(job.get("autotune")))
+    if job["mode"] == "build":
+        return build(job["build"], bool(job.get("autotune"))), 0  # a wrong build is the answer, not a failure
     answer: dict[str, Any] = {"error": None, "device": backend.device(), "runs": []}
     if job["mode"] == "probe":
         answer["software"] = backend.software()
-        return answer, 0
-    if job["mode"] == "profile":
+    elif job["mode"] == "profile":
         run = job["runs"][0]
         backend.profile(backend.prepare(run["impls"][0], tuple(run["shape"])))
-        return answer, 0
-    answer["runs"], error = time_runs(backend, job)
-    answer["error"] = error
-    return answer, (WRONG_RESULT if error else 0)
+    else:
+        answer["runs"], answer["error"] = time_runs(backend, job)
+    return answer, WRONG_RESULT if answer["error"] else 0
 
 
 def main(argv: Sequence[str]) -> int:
-    """``python -m matmul_bench worker JOB RESULT``: one worker process of a benchmark run (started by the runner)."""
-    kernels.use_kernel_dir()
-    job_path, result_path = Path(argv[0]), Path(argv[1])
-    job = json.loads(job_path.read_text(encoding="utf-8"))
-    # stdout is left to the libraries (Tilus prints tuning progress); the answer goes to the result file.
+    """Run the job file ``argv[0]``; write the answer to ``argv[1]`` (stdout stays the libraries')."""
+    job = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
     try:
         answer, status = run_job(job)
     except Exception as exc:  # reported to the parent, with the traceback on stderr
         traceback.print_exc()
-        answer, status = {"error": f"{type(exc).__name__}: {exc}", "runs": []}, 1
-    result_path.write_text(json.dumps(answer), encoding="utf-8")
+        answer, status = {"ok": False, "error": f"{type(exc).__name__}: {exc}", "runs": [], "checks": []}, 1
+    Path(argv[1]).write_text(json.dumps(answer), encoding="utf-8")
     return status

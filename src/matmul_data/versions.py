@@ -98,8 +98,10 @@ class Version:
     @property
     def chart_code(self) -> str:
         """The code that draws the chapter's chart (the plot directive runs it; so does ``nox -s plots``)."""
-        return (f'from matmul_bench import rerun\nfrom matmul_site import charts\n\n'
-                f'charts.version_chart("{self.name}", *rerun.ladder_for("{self.name}"))\n')
+        return (
+            f"from matmul_bench import rerun\nfrom matmul_site import charts\n\n"
+            f'charts.version_chart("{self.name}", *rerun.ladder_for("{self.name}"))\n'
+        )
 
 
 def read_title(path: Path) -> str:

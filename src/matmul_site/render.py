@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import importlib.util
 import io
 import os
 import re
@@ -31,7 +30,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from matmul_data import budget, paths, results, versions
+from matmul_data import budget, loader, paths, results, versions
 from matmul_site import numfmt
 from matmul_site.numfmt import NOT_MEASURED, NOT_RECORDED, TIMES, unit_text
 
@@ -486,7 +485,7 @@ def attempts_table(found: list[Any]) -> Table:
 
 def tryit_spec() -> ModuleType:
     """experiments/tryit.py: which recorded steps rows a chapter's Try it table adds (plain data)."""
-    return load_module(paths.ROOT / "experiments" / "tryit.py", "tryit_spec")
+    return loader.import_spec(loader.EXPERIMENTS_DIR / "tryit.py", "try-it")
 
 
 def tryit_runs(data: Data, version: str) -> list[dict[str, Any]]:
@@ -647,18 +646,9 @@ def budget_table(version: str, record: dict[str, Any] | None, data: Data) -> Tab
     return rows
 
 
-def load_module(path: Path, name: str) -> ModuleType:
-    """A plain-Python file of data or arithmetic (no torch), imported from its path."""
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = sys.modules[name] = importlib.util.module_from_spec(spec)  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
 def tile_choices_table() -> Table:
     """V8's tile model at each of TILE_CHOICE_SHAPES: V7's one tile against the model's pick, and the gain."""
-    model = load_module(paths.KERNEL_DIR / "tile_model.py", "tile_model")
+    model = loader.load("tile_model")
 
     def waves(e: Any) -> str:
         rounds = f"{e.rounds} round{'s' if e.rounds > 1 else ''}"
