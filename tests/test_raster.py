@@ -153,7 +153,9 @@ class RasterProbe(tilus.Script):
 
 # Grids whose divisors (swizzle * num_tiles_n, the last group's rows, num_tiles_n) include values such as
 # 7, 56 and 448 (N = 14336 with 256-wide tiles), for which a 32-bit magic multiplier needs care.
-GPU_GRIDS = GRIDS + [(64, 56, 8), (7, 56, 8), (15, 7, 8), (31, 112, 8), (96, 14, 1), (50, 21, 16)]
+# Each swizzle size is a kernel of its own to compile, so the GPU checks keep to four sizes (1, 3, 8, 16).
+GPU_GRIDS = [g for g in GRIDS if g[2] in (1, 3, 8, 16)]
+GPU_GRIDS += [(64, 56, 8), (7, 56, 8), (15, 7, 8), (31, 112, 8), (96, 14, 1), (50, 21, 16)]
 
 
 @pytest.mark.gpu
