@@ -67,11 +67,13 @@ def input_seed() -> int:
 def prebuilt() -> dict[tuple[int, tuple[int, int, int]], tuple[dict[str, Any], int]]:
     """Every (version, shape) built first, in parallel processes; the drawn shapes are checked there too, so that
     dozens of checks run at once: (version, drawn shape) -> (the process's answer, the seed of its inputs)."""
-    # A version with one configuration builds its shapes in one process (fewer process starts); one that picks its
-    # tile per problem builds each shape in its own, in parallel.
+    # A version with one configuration builds its shapes in one process (fewer process starts), and these long
+    # processes go first; a version that picks its tile per problem, and each tile of V8's menu below, build each
+    # shape in a process of its own. All of it shares one pool, so no build waits for another fixture's.
     per_problem = {v for v in versions() if registry.get(f"v{v}").per_problem}
-    specs = [spec(v, [shape]) for v in sorted(per_problem) for shape in common.CHECK_SHAPES]
-    specs += [spec(v, list(common.CHECK_SHAPES)) for v in versions() if v not in per_problem]
+    specs = [spec(v, list(common.CHECK_SHAPES)) for v in versions() if v not in per_problem]
+    specs += [spec(v, [shape]) for v in sorted(per_problem) for shape in common.CHECK_SHAPES]
+    specs += menu_specs()
     drawn = [(v, shape, input_seed()) for v in versions() for shape in DRAWN_SHAPES]
     specs += [{**spec(v, [shape]), "check": True, "seed": seed} for v, shape, seed in drawn]
     answers = jobs.build_all(specs, jobs=os.cpu_count() or 4, timeout_s=900)
@@ -167,14 +169,16 @@ def menu() -> list[dict[str, Any]]:
 MENU = {f"{c['block_m']}x{c['block_n']}": c for c in menu()}
 
 
+def menu_specs() -> list[dict[str, Any]]:
+    """Every tile of V8's menu, pinned, at every (N, K) of MENU_SHAPES: one build per process (the prebuilt pool)."""
+    return [{"file": str(V8_FILE), "cls": "MatmulV8", "config": c, "shapes": [list(s)], "check": False}
+            for c in MENU.values() for s in MENU_SHAPES]  # fmt: skip
+
+
 @pytest.fixture(scope="session")
-def menu_kernels() -> dict[str, Any]:
-    """Every tile of V8's menu, pinned, built first at every (N, K) of MENU_SHAPES in parallel processes."""
-    file = str(V8_FILE)
-    specs = [{"file": file, "cls": "MatmulV8", "config": c, "shapes": [list(s) for s in MENU_SHAPES], "check": False}
-             for c in MENU.values()]  # fmt: skip
-    jobs.build_all(specs, jobs=os.cpu_count() or 4, timeout_s=900)
-    return {name: loader.make_kernel(file, "MatmulV8", c) for name, c in MENU.items()}
+def menu_kernels(prebuilt: dict[Any, Any]) -> dict[str, Any]:
+    """Every tile of V8's menu, pinned, loaded once :func:`prebuilt` has built it."""
+    return {name: loader.make_kernel(str(V8_FILE), "MatmulV8", c) for name, c in MENU.items()}
 
 
 @pytest.mark.parametrize("shape", [pytest.param(s, id="x".join(map(str, s))) for s in MENU_SHAPES])

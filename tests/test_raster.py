@@ -12,9 +12,11 @@ from tilus import int32
 from matmul_bench.kernels import load
 
 common = load("common")  # the Tilus 0.2.0 fixes (applied on import) and the correctness check
-raster = load("raster")
-TileRaster, panels_per_wave = raster.TileRaster, raster.panels_per_wave
-raster_order, tile_of = raster.raster_order, raster.tile_of
+# Not bound to the name "raster": the probe kernel below assigns a local of that name, and Tilus refuses to rebind
+# a module-level module.
+_raster_module = load("raster")
+TileRaster, panels_per_wave = _raster_module.TileRaster, _raster_module.panels_per_wave
+raster_order, tile_of = _raster_module.raster_order, _raster_module.tile_of
 
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "hopper_matmul"

@@ -90,13 +90,6 @@ def load_builds(path: Path = BUILD_RECORD) -> dict[str, Any]:
 _CACHE: dict[tuple[Path, int], dict[str, Any]] = {}
 
 
-def load_builds_cached(path: Path = BUILD_RECORD) -> dict[str, Any]:
-    """The build record, read again only when the file changes (a page names many build facts)."""
-    key = (path, path.stat().st_mtime_ns if path.is_file() else -1)
-    if key not in _CACHE:
-        _CACHE.clear()
-        _CACHE[key] = load_builds(path)
-    return _CACHE[key]
 
 
 def build_of(record: dict[str, Any], version: str) -> tuple[Build, dict[str, Any]]:

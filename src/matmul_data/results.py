@@ -248,12 +248,6 @@ def sweep_runs(data: dict[str, Any] | None) -> list[dict[str, Any]]:
     return list((data or {}).get("sweep", []))
 
 
-def sweep_row(data: dict[str, Any] | None, impl: str, shape: tuple[int, int, int]) -> dict[str, Any] | None:
-    """One implementation's row in the sweep's run at ``shape``, or None when not measured."""
-    for run in sweep_runs(data):
-        if shape_of(run) == shape:
-            return run["rows"].get(impl)
-    return None
 
 
 def steps_runs(data: dict[str, Any] | None, after: str | None = None, *, tryit: bool = False) -> list[dict[str, Any]]:
