@@ -149,10 +149,10 @@ def test_steps_and_ratios_speak_by_the_rule(data: dict[str, Any], record: dict[s
     assert "V5" in named["ladder.costs"].split(", ") and "V3" not in named["ladder.pays"].split(", ")
 
 
-def test_printed_interval_never_contradicts_its_verdict() -> None:
-    # 1.004 [1.001, 1.008] pays; at two decimals it would print [1.00, 1.01] and look like parity.
-    assert numfmt.ratio_text({"median": 1.004, "low": 1.001, "high": 1.008}) == f"1.004{TIMES} [1.001, 1.008]"
-    assert numfmt.ratio_text({"median": 1.0, "low": 0.97, "high": 1.02}) == f"1.00{TIMES} [0.97, 1.02]"
+def test_every_ratio_prints_with_two_decimals() -> None:
+    assert numfmt.ratio_text({"median": 1.0277, "low": 1.0113, "high": 1.0475}) == f"1.03{TIMES} [1.01, 1.05]"
+    recorded = {"median": 1.0277, "low": 1.0113, "high": 1.0475, "verdict": "parity"}  # against the band
+    assert numfmt.step_text(recorded) == f"is at parity: 1.03{TIMES} [1.01, 1.05]"
 
 
 def test_steps_rows_are_named_alone_and_with_their_runs_shape(data: dict[str, Any], record: dict[str, Any]) -> None:

@@ -230,6 +230,34 @@ def measured_config(version: str) -> dict[str, Any]:
     return dict(kernels.load(f"matmul_{version}").TUNED)
 
 
+# The PTX instructions a chapter may quote, by the prefix of their opcode: the first of each in a build is kept.
+PTX_OPCODES = (
+    "cp.async.bulk.tensor", "mbarrier.arrive.expect_tx", "mbarrier.try_wait", "mbarrier.arrive", "mma.sync",
+    "ldmatrix", "wgmma.fence", "wgmma.mma_async", "wgmma.commit_group", "wgmma.wait_group", "elect.sync",
+    "fence.proxy.async", "cp.async.bulk.commit_group", "cp.async.bulk.wait_group", "stmatrix", "setmaxnreg",
+    "bar.sync", "st.global",
+)  # fmt: skip
+
+
+def ptx_lines(ptx: str) -> dict[str, str]:
+    """The first instruction of each of PTX_OPCODES in a build's PTX (a TMA store apart from a TMA load), a long
+    register list shortened to its ends."""
+    found: dict[str, str] = {}
+    for line in ptx.splitlines():
+        code = line.split("//")[0].strip()
+        code = code[1:-1] if code.startswith("{") and code.endswith("}") else code  # an inline asm block
+        for statement in code.split(";"):
+            text = re.sub(r"^(?:\w+:\s*)?(?:@!?\S+\s+)?", "", statement.strip())  # a label, a predicate
+            opcode = text.split(" ")[0].split("\t")[0]
+            matches = [p for p in PTX_OPCODES if opcode == p or opcode.startswith(p + ".")]
+            if not matches:
+                continue
+            key = max(matches, key=len) + (" (store)" if ".global.shared" in opcode else "")
+            if key not in found:
+                found[key] = " ".join(re.sub(r"\{(%\w+)(?:, %\w+){3,}, (%\w+)\}", r"{\1, ..., \2}", text).split()) + ";"
+    return dict(sorted(found.items()))
+
+
 def build_facts(report: BuildReport) -> dict[str, Any]:
     """What the record keeps of one build: resources (ptxas), launch, advisories, SASS counts, ptxas's output."""
     return {
@@ -242,6 +270,7 @@ def build_facts(report: BuildReport) -> dict[str, Any]:
         "advisories": report.advisories,
         **sass_facts(report.sass),
         "ptxas": ptxas_text(report.ptxas_report),
+        "ptx": ptx_lines(report.ptx),
     }
 
 

@@ -27,13 +27,9 @@ def shape_text(shape: dict[str, int] | tuple[int, int, int]) -> str:
 
 
 def ratio_text(interval: dict[str, Any]) -> str:
-    """A ratio with its interval, "0.97× [0.96, 0.98]", at the fewest decimals (two to four) at which the printed
-    interval agrees with its verdict."""
-    rule, low, high = results.verdict(interval), interval["low"], interval["high"]
-    agrees = {results.PAYS: lambda lo, hi: lo > 1, results.COSTS: lambda lo, hi: hi < 1}.get(
-        rule, lambda lo, hi: lo <= 1 <= hi)  # fmt: skip
-    d = next((d for d in (2, 3) if agrees(round(low, d), round(high, d))), 4)
-    return f"{interval['median']:.{d}f}{TIMES} [{low:.{d}f}, {high:.{d}f}]"
+    """A ratio with its interval, "0.97× [0.96, 0.98]": two decimals everywhere. The verdict printed beside it is
+    the rule's (the interval against the parity band, :mod:`matmul_data.results`), not the reader's rounding."""
+    return f"{interval['median']:.2f}{TIMES} [{interval['low']:.2f}, {interval['high']:.2f}]"
 
 
 def step_text(interval: dict[str, Any]) -> str:

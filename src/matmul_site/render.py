@@ -379,6 +379,8 @@ def caption_values(data: Data, record: dict[str, Any] | None) -> Iterator[tuple[
         if version in ATTEMPTS:
             yield f"{version}.attempts_caption", caption(steps_caption(data, attempt_runs(data, *ATTEMPTS[version])))
     yield "not_kept.caption", caption(steps_caption(data, attempt_runs(data, "v6", ("v6*", "v7-*"), True)))
+    for run in results.steps_runs(data):
+        yield f"steps-{run_slug(run)}.caption", caption(steps_caption(data, [run]))
 
 
 # ---------------------------------------------------------------------------- tables
@@ -448,14 +450,7 @@ def performance_table(version: str, data: Data, named: dict[str, str]) -> Table:
     counters = {k: v for k, v in (row.get("counters") or {}).items() if isinstance(v, int | float)}
     rows += [[labels.get(k, k.replace("_", " ")), counter_text(k, v)] for k, v in counters.items()] or [
         ["Profiler counters", NOT_RECORDED]]  # fmt: skip
-    merged = independent([run])
-    rows.append(
-        [
-            "Runs" if len(merged) > 1 else "Run",
-            "; ".join(f"{r['run_id']}, {r['date']}, commit ``{r['git_commit'][:10]}``" for r in merged),
-        ]
-    )
-    return rows
+    return rows  # which runs: the caption; their commits and dates: the method page's provenance
 
 
 def attempt_runs(data: Data, after: str, patterns: tuple[str, ...], only_not_kept: bool = False) -> list[Any]:
@@ -467,20 +462,21 @@ def attempt_runs(data: Data, after: str, patterns: tuple[str, ...], only_not_kep
             and not (only_not_kept and (row.get("kept") or not row.get("step")))]  # fmt: skip
 
 
-def attempts_table(found: list[Any]) -> Table:
+def attempts_table(found: list[Any], *, with_run: bool = True) -> Table:
+    """Rows of steps runs, (run, variant, row) each: what changed, TFLOPS, ratio to cuBLAS, step, kept; the run's
+    title too where the rows come from several runs."""
     header = ["Variant", "What changed", "Run", "TFLOPS", f"{TIMES} cuBLAS [95% interval]", "Step [95% interval]",
               "Kept"]  # fmt: skip
-    if not found:
-        return [header, [f"These attempts are {NOT_MEASURED}.", *[""] * 6]]
 
     def step(row: dict[str, Any]) -> str:
         s = row.get("step")
         return f"{numfmt.step_text(s)} over {versions.label(s['over'])}" if s else "reference"
 
-    return [header, *([literal(impl), escape(row["title"]), escape(run["title"]), f"{row['tflops']:.0f}",
-                       numfmt.ratio_text(row["ratio_to_cublas"]), step(row),
-                       "kept" if row.get("kept") else "no" if row.get("step") else "n/a (the reference)"]
-                      for run, impl, row in found)]  # fmt: skip
+    rows = [[literal(impl), escape(row["title"]), escape(run["title"]), f"{row['tflops']:.0f}",
+             numfmt.ratio_text(row["ratio_to_cublas"]), step(row),
+             "kept" if row.get("kept") else "no" if row.get("step") else "n/a (the reference)"]
+            for run, impl, row in found] or [[f"These attempts are {NOT_MEASURED}.", *[""] * 6]]  # fmt: skip
+    return [[cell for i, cell in enumerate(row) if with_run or i != 2] for row in [header, *rows]]
 
 
 def tryit_spec() -> ModuleType:
@@ -673,15 +669,25 @@ def csv_text(rows: Table) -> str:
     return out.getvalue()
 
 
+def pages(docs: Path = paths.DOCS_DIR) -> dict[str, str]:
+    """The text of every page (not the generated files, not the gallery sphinx-gallery writes), by its path."""
+    found = sorted(p for p in docs.glob("**/*.rst") if not {"_generated", "gallery"} & set(p.relative_to(docs).parts))
+    return {page.relative_to(docs).as_posix(): page.read_text(encoding="utf-8") for page in found}
+
+
 def used_names(docs: Path = paths.DOCS_DIR) -> dict[str, str]:
     """Every substitution name the pages use, with the first page that uses it."""
     found: dict[str, str] = {}
-    for page in sorted(docs.glob("**/*.rst")):
-        if {"_generated", "gallery"} & set(page.relative_to(docs).parts):
-            continue
-        for name in USES.findall(page.read_text(encoding="utf-8")):
-            found.setdefault(name, page.relative_to(docs).as_posix())
+    for page, text in pages(docs).items():
+        for name in USES.findall(text):
+            found.setdefault(name, page)
     return found
+
+
+def run_slug(run: dict[str, Any]) -> str:
+    """A steps run's file name: its title's first five words and its shape ("a-tile-chosen-per-problem-5120")."""
+    words = re.findall(r"[a-z0-9]+", run["title"].lower().split(",")[0].split(" at ")[0])[:5]
+    return "-".join([*words, shape_name(results.shape_of(run))])
 
 
 def files(data: Data, record: dict[str, Any] | None, docs: Path = paths.DOCS_DIR) -> dict[str, str]:
@@ -711,9 +717,15 @@ def files(data: Data, record: dict[str, Any] | None, docs: Path = paths.DOCS_DIR
     out["provenance.csv"] = csv_text(provenance_table(data))
     out["baseline-kernels.csv"] = csv_text(baseline_kernels_table(data))
     out["tile-choices.csv"] = csv_text(tile_choices_table())
-    for name, entry in (record or {}).get("extras", {}).items():
+    for run in results.steps_runs(data):
+        rows = [(run, impl, row) for impl, row in run["rows"].items() if impl != results.CUBLAS]
+        out[f"steps-{run_slug(run)}.csv"] = csv_text(attempts_table(rows, with_run=False))
+    builds = {**(record or {}).get("versions", {}), **(record or {}).get("extras", {})}
+    for name, entry in builds.items():
         out[f"ptxas-{name}.txt"] = entry["ptxas"].rstrip("\n") + "\n"
-    return out
+        out[f"ptx-{name}.txt"] = "".join(f"{line}\n" for line in (entry.get("ptx") or {}).values())
+    used = "\n".join(pages(docs).values())  # only the files some page reads, and the substitutions
+    return {name: text for name, text in out.items() if name == "values.rst" or f"/_generated/{name}" in used}
 
 
 def write_atomic(path: Path, text: str) -> None:
