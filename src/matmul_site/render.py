@@ -497,7 +497,7 @@ def tryit_table(version: str, data: Data) -> Table:
 
     def timed(impl: str, row: dict[str, Any], kind: str) -> list[str]:
         step = row.get("step")
-        seen = f"{numfmt.step_text(step)} over {step['over']}" if step else \
+        seen = f"{numfmt.step_text(step)} over {literal(step['over'])}" if step else \
             "the baseline the other rows are paired with"  # fmt: skip
         return [f"{escape(row['title'])} {literal(impl)}", kind,
                 f"{row['tflops']:.0f} TFLOPS{'; ' if step else ': '}{seen}"]  # fmt: skip
@@ -585,9 +585,30 @@ def provenance_table(data: Data) -> Table:
         ["Order", escape(m["order"])], ["Statistic", escape(f"{m['statistic']}; {m['interval']}")],
         ["Clocks and power", escape(m["clocks"])],
         *([f"Run {run_id} (earlier method)", escape(note)] for run_id, note in (m.get("earlier_runs") or {}).items()),
-        ["Dates", dates(runs) if runs else NOT_MEASURED],
+        ["Dates", dates([*runs, *data.get("tryit", [])]) if runs else NOT_MEASURED],
         ["Results file", literal(f"plots/results/{path.name}") if path else NOT_MEASURED],
     ]  # fmt: skip
+
+
+def runs_table(data: Data) -> Table:
+    """Every figure's independent runs: their ids, dates and the commit of this project each was measured at."""
+    header = ["Figure", "Runs", "Dates", "Commits"]
+    if data is None:
+        return [header, [f"Runs: {NOT_MEASURED}.", "", "", ""]]
+    figures = [("The ladder", data.get("ladder"))]
+    figures += [(f"Sweep at {numfmt.shape_text(r['shape'])}", r) for r in results.sweep_runs(data)]
+    figures += [(f"Steps: {r['title']}", r) for r in data.get("steps", [])]
+    rows = [header]
+    for title, figure in figures:
+        if figure:
+            runs = independent([figure])
+            rows.append([escape(title), ", ".join(r["run_id"] for r in runs), dates(runs),
+                         ", ".join(sorted({literal(r["git_commit"][:10]) for r in runs}))])  # fmt: skip
+    tryit = data.get("tryit", [])
+    if tryit:
+        rows.append(["Try it edits", ", ".join(sorted({e["run_id"] for e in tryit})), dates(tryit),
+                     ", ".join(sorted({literal(e["git_commit"][:10]) for e in tryit}))])  # fmt: skip
+    return rows
 
 
 def baseline_kernels_table(data: Data) -> Table:
@@ -715,6 +736,7 @@ def files(data: Data, record: dict[str, Any] | None, docs: Path = paths.DOCS_DIR
     out["ladder-steps.csv"] = csv_text(ladder_steps_table(data))
     out["not-kept.csv"] = csv_text(attempts_table(attempt_runs(data, "v6", ("v6*", "v7-*"), True)))
     out["provenance.csv"] = csv_text(provenance_table(data))
+    out["runs.csv"] = csv_text(runs_table(data))
     out["baseline-kernels.csv"] = csv_text(baseline_kernels_table(data))
     out["tile-choices.csv"] = csv_text(tile_choices_table())
     for run in results.steps_runs(data):
