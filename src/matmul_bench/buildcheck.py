@@ -235,7 +235,7 @@ PTX_OPCODES = (
     "cp.async.bulk.tensor", "mbarrier.arrive.expect_tx", "mbarrier.try_wait", "mbarrier.arrive", "mma.sync",
     "ldmatrix", "wgmma.fence", "wgmma.mma_async", "wgmma.commit_group", "wgmma.wait_group", "elect.sync",
     "fence.proxy.async", "cp.async.bulk.commit_group", "cp.async.bulk.wait_group", "stmatrix", "setmaxnreg",
-    "bar.sync", "st.global",
+    "bar.sync", "bar.cta.sync", "st.global",
 )  # fmt: skip
 
 

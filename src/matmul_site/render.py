@@ -118,15 +118,18 @@ def caption(text: str) -> str:
 
 def row_names(data: Data) -> dict[str, dict[str, Any]]:
     """Every measured row by name: the ladder's (and ``latest``), then the steps runs' (``name`` for the one
-    :func:`matmul_data.results.steps_row` prefers, ``name:shape`` for the run at that shape)."""
+    :func:`matmul_data.results.steps_row` prefers, ``name:shape`` for the run at that shape, ``<run slug>.name``
+    for the row of exactly that run)."""
     rows: dict[str, dict[str, Any]] = {}
     for run in (data or {}).get("steps", []):
         for impl in run["rows"]:
             rows[impl] = results.steps_row(data, impl)[1]  # type: ignore[index]
     for run in (data or {}).get("steps", []):
-        for impl in run["rows"]:
+        for impl, row in run["rows"].items():
             shape = results.shape_of(run)
             rows[f"{impl}:{shape_name(shape)}"] = results.steps_row(data, impl, shape)[1]  # type: ignore[index]
+            if not results.is_tryit_run(run):
+                rows[f"{run_slug(run)}.{impl}"] = row  # the row of exactly that run
     ladder = results.ladder(data)
     for impl, row in (ladder or {}).get("rows", {}).items():
         rows[impl] = row
