@@ -237,3 +237,17 @@ def test_a_try_it_table_quotes_the_steps_rows_the_try_it_spec_records(data: dict
                 assert f"{runs[-1]['rows'][variant]['tflops']:.0f} TFLOPS" in text and f"recorded ({title})" in text
                 quoted += 1
     assert quoted, "the fake file holds none of the recorded rows: the test checks nothing"
+
+
+def test_every_table_the_pages_read_comes_from_the_committed_data(record: dict[str, Any]) -> None:
+    written = render.files(results.load_default(), record)
+    empty = [name for name, text in written.items() if f"This table is {NOT_MEASURED}" in text]
+    assert empty == [], "tables a page reads that no data fills (a typo in the file name, or data not recorded)"
+
+
+def test_the_peak_at_a_clock_is_the_product_of_the_printed_clock(data: dict[str, Any]) -> None:
+    row = data["ladder"]["rows"]["v2"]
+    row["sm_clock_mhz"] = 1417.6  # prints as 1418 MHz
+    named = render.values(data, None)
+    assert named["v2.sm_clock"] == "1418 MHz"
+    assert named["v2.peak_at_clock"] == f"{data['gpu']['sm_count'] * 4096 * 1418e6 / 1e12:.0f} TFLOPS"

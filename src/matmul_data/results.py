@@ -292,7 +292,7 @@ def row_peak_tflops(data: dict[str, Any], row: dict[str, Any]) -> float | None:
     ``suspect`` (its implied efficiency is implausible, so its clock reading is not a basis for another number)."""
     if row.get("suspect") or row.get("sm_clock_mhz") is None:
         return None
-    return peak_tflops_at(data, row["sm_clock_mhz"])
+    return peak_tflops_at(data, round(row["sm_clock_mhz"]))  # at the clock as printed, so a reader's product agrees
 
 
 # H100/H200 SXM: 989.4 dense fp16 TFLOPS at the 1830 MHz boost clock over 132 SMs is 4096 FLOP/clock/SM.

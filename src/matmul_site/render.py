@@ -749,8 +749,12 @@ def files(data: Data, record: dict[str, Any] | None, docs: Path = paths.DOCS_DIR
     for name, entry in builds.items():
         out[f"ptxas-{name}.txt"] = entry["ptxas"].rstrip("\n") + "\n"
         out[f"ptx-{name}.txt"] = "".join(f"{line}\n" for line in (entry.get("ptx") or {}).values())
-    used = "\n".join(pages(docs).values())  # only the files some page reads, and the substitutions
-    return {name: text for name, text in out.items() if name == "values.rst" or f"/_generated/{name}" in used}
+    # Only the files some page reads, and the substitutions; a file the data cannot fill yet says so.
+    read = set(re.findall(r"/_generated/([\w.-]+)", "\n".join(pages(docs).values())))
+    for name in read - out.keys():
+        out[name] = csv_text([["Not measured"], [f"This table is {NOT_MEASURED}."]]) if name.endswith(".csv") else \
+            f"{NOT_RECORDED}\n"  # fmt: skip
+    return {name: text for name, text in out.items() if name == "values.rst" or name in read}
 
 
 def write_atomic(path: Path, text: str) -> None:
