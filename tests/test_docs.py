@@ -379,7 +379,7 @@ def numbers_held(data: dict[str, Any]) -> list[float]:
         for row in (run or {}).get("rows", {}).values():
             found.append(row["tflops"] / peak)
             if row.get("sm_clock_mhz") is not None:
-                at_clock = results.peak_tflops_at(data, row["sm_clock_mhz"])
+                at_clock = results.peak_tflops_at(data, round(row["sm_clock_mhz"]))
                 found += [at_clock, row["tflops"] / at_clock]
     found += [100 * v for v in list(found) if abs(v) <= 10]
     return [v for v in found if math.isfinite(v)]
