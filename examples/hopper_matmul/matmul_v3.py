@@ -64,7 +64,7 @@ class MatmulV3(tilus.Script):
                     self.mbarrier.arrive_and_expect_tx(
                         full[load_stage], transaction_bytes=sa[load_stage].nbytes + sb[load_stage].nbytes
                     )
-                # The whole producer warp issues the copies; the TMA engine does the address math.
+                # The producer warp calls the copy, Tilus issues it from one elected lane; TMA does the address math.
                 self.tma.global_to_shared(
                     src=ga, dst=sa[load_stage], offsets=[offset_m, offset_k], mbarrier=full[load_stage]
                 )

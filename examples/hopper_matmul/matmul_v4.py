@@ -11,7 +11,8 @@
 # - A 1-D grid whose block ids map to tiles in raster groups of swizzle_size tile
 #   rows (raster.py; a tile order, unrelated to the shared-memory swizzle):
 #   blocks that run at the same time share A and B panels, which then come from
-#   L2 instead of HBM. swizzle_size=1 is row-major, the opposite walk of V0-V3.
+#   L2 instead of HBM. swizzle_size=1 is row-major, the opposite walk of V0-V3,
+#   and it is what TUNED keeps: the Try it times groups of 8 and 16; V6 takes 16.
 # - 3 stages: a 128x256x64 stage is 48 KB of shared memory.
 
 import tilus

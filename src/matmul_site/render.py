@@ -432,7 +432,7 @@ PERFORMANCE = [
     (f"{TIMES} cuBLAS, paired in the same rounds [95% interval]", "ratio"), ("Step over the previous version", "step"),
     ("SM clock during timing", "sm_clock"), ("Power during timing", "power"),
     ("Tensor-core peak at that clock", "peak_at_clock"), ("Share of the peak at that clock", "peak_fraction"),
-    ("Share of the datasheet peak ({})", "datasheet_fraction"), ("Tuned configuration", "config"),
+    ("Share of the datasheet peak ({})", "datasheet_fraction"), ("Configuration it ran", "config"),
 ]  # fmt: skip
 
 
