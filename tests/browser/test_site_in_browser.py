@@ -26,20 +26,40 @@ SAMPLED = [p for p in PAGES if p not in GALLERY] + GALLERY[-1:]
 pytestmark = pytest.mark.browser
 
 
+def first_screen(page: Any, path: str, label: str) -> str:
+    """Capture the first screen of a page as a reader lands on it (build/screenshots/); "" or why it is too wide."""
+    # The first screen only: a full-page capture of every page cost a minute of CI.
+    page.screenshot(path=str(SHOTS / f"{path.replace('/', '_')[:-5]}-{label}.png"))
+    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    width = page.viewport_size["width"]
+    return f"{path} is {overflow}px wider than the {width}px screen" if overflow > 1 else ""
+
+
 @pytest.fixture(scope="module")
 def visit(browser: Any, base_url: str) -> Iterator[Callable[[str], Visit]]:
-    """Load each page once, in a desktop-sized context that may read the clipboard."""
+    """Load each page once, in a desktop-sized context that may read the clipboard; a sampled page's first screen
+    is captured right after it loads, before any check scrolls it, opens its boxes or changes its theme."""
     ctx = browser.new_context(viewport={"width": 1280, "height": 900})
     ctx.grant_permissions(["clipboard-read", "clipboard-write"], origin=origin(base_url))
+    SHOTS.mkdir(parents=True, exist_ok=True)
     loaded: dict[str, Visit] = {}
 
     def get(path: str) -> Visit:
         if path not in loaded:
             loaded[path] = open_page(ctx, base_url + path)
+            if path in SAMPLED:
+                DESKTOP_TOO_WIDE[path] = first_screen(loaded[path].page, path, "desktop")
+        # In front, as a reader sees it: Chromium renders a page in the background only now and then, so a
+        # screenshot there waits about 4 s (and the clipboard answers the focused page only).
+        loaded[path].page.bring_to_front()
         return loaded[path]
 
     yield get
     ctx.close()
+
+
+# What each sampled page's first screen showed at desktop width ("" where it fits), filled in by `visit`.
+DESKTOP_TOO_WIDE: dict[str, str] = {}
 
 
 def test_site_was_built_with_pages() -> None:
@@ -87,7 +107,6 @@ CLICK_EVERY_COPY_BUTTON = """async () => {
 @pytest.mark.parametrize("path", SAMPLED)
 def test_every_code_block_copy_button_puts_its_code_on_the_clipboard(visit: Callable[[str], Visit], path: str) -> None:
     page = visit(path).page
-    page.bring_to_front()  # the clipboard answers the focused page only
     for i, block in enumerate(page.evaluate(CLICK_EVERY_COPY_BUTTON), start=1):
         assert block is not None, f"{path}: code block {i} has no copy button"
         copied = block["copied"].strip()
@@ -169,22 +188,44 @@ def test_search_finds_the_chapter_by_a_word_from_it_and_the_result_loads(
     assert result.page.locator("article h1").count() == 1, f"search result {wanted[0]} shows no page"
 
 
-@pytest.mark.parametrize(("label", "width"), [("desktop", 1280), ("phone", 390)])
-def test_pages_fit_the_screen_and_are_captured(browser: Any, base_url: str, label: str, width: int) -> None:
-    ctx = browser.new_context(viewport={"width": width, "height": 900})
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    too_wide = []
+def test_pages_fit_a_desktop_screen_and_are_captured(visit: Callable[[str], Visit]) -> None:
     for path in SAMPLED:
-        page = ctx.new_page()
-        page.goto(base_url + path, wait_until="load")
-        # The first screen, as a reader lands on it: a full-page capture of every page cost a minute of CI.
-        page.screenshot(path=str(SHOTS / f"{path.replace('/', '_')[:-5]}-{label}.png"))
-        overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
-        if overflow > 1:
-            too_wide.append(f"{path} is {overflow}px wider than the {width}px screen")
-        page.close()
-    ctx.close()
+        visit(path)  # its first load captured it
+    too_wide = [DESKTOP_TOO_WIDE[path] for path in SAMPLED if DESKTOP_TOO_WIDE[path]]
     assert not too_wide, "; ".join(too_wide)
+
+
+# Each chart's <img> at phone width: its box inside the panel's padding, its natural size, its file.
+CHART_SIZES = """els => els.map(e => {
+  const style = getComputedStyle(e);
+  const padding = parseFloat(style.paddingLeft) + parseFloat(style.paddingRight);
+  return {src: e.getAttribute("src"), natural: e.naturalWidth, shown: e.clientWidth - padding};
+})"""
+
+
+@pytest.fixture(scope="module")
+def on_a_phone(browser: Any, base_url: str) -> dict[str, Any]:
+    """Each sampled page loaded once at 390 px: its first screen captured, whether it is too wide, and the size at
+    which it shows each chart (stem: (page, natural width, shown width), first page showing it)."""
+    ctx = browser.new_context(viewport={"width": 390, "height": 900})
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    too_wide: list[str] = []
+    charts: dict[str, tuple[str, float, float]] = {}
+    try:
+        page = ctx.new_page()
+        for path in SAMPLED:
+            page.goto(base_url + path, wait_until="load")
+            too_wide.append(first_screen(page, path, "phone"))
+            for chart in page.eval_on_selector_all("article img.plot-directive", CHART_SIZES):
+                stem = chart["src"].rsplit("/", 1)[-1].removesuffix(".svg")
+                charts.setdefault(stem, (path, chart["natural"], chart["shown"]))
+    finally:
+        ctx.close()
+    return {"too_wide": [t for t in too_wide if t], "charts": charts}
+
+
+def test_pages_fit_a_phone_screen_and_are_captured(on_a_phone: dict[str, Any]) -> None:
+    assert not on_a_phone["too_wide"], "; ".join(on_a_phone["too_wide"])
 
 
 @pytest.mark.parametrize(("path", "title"), [("steps.html", "What each step bought"), ("glossary.html", "Glossary")])
@@ -259,15 +300,7 @@ def test_the_ladder_table_scrolls_inside_its_own_box_on_a_phone(browser: Any, ba
     assert box["left"] >= 0 and box["right"] <= 391, f"the ladder table's box leaves the screen: {box}"
 
 
-# Each chart's <img> at phone width: its box inside the panel's padding, its natural size, its file.
-CHART_SIZES = """els => els.map(e => {
-  const style = getComputedStyle(e);
-  const padding = parseFloat(style.paddingLeft) + parseFloat(style.paddingRight);
-  return {src: e.getAttribute("src"), natural: e.naturalWidth, shown: e.clientWidth - padding};
-})"""
-
-
-def test_charts_on_a_phone_show_no_text_under_9_pt_and_none_overlapping(browser: Any, base_url: str) -> None:
+def test_charts_on_a_phone_show_no_text_under_9_pt_and_none_overlapping(on_a_phone: dict[str, Any]) -> None:
     """At 390 px, each chart a page shows (the plot directive's images) is drawn again from its code (from the
     results the site was built from) and its text is checked at the scale the phone shows it: 9 pt or more, no
     overlap, nothing outside the figure (chart_text.py). The phone must also give each chart the width the chart
@@ -276,17 +309,7 @@ def test_charts_on_a_phone_show_no_text_under_9_pt_and_none_overlapping(browser:
 
     from matmul_site import chartkit
 
-    ctx = browser.new_context(viewport={"width": 390, "height": 900})
-    shown: dict[str, tuple[str, float, float]] = {}
-    try:
-        page = ctx.new_page()
-        for path in SAMPLED:
-            page.goto(base_url + path, wait_until="load")
-            for chart in page.eval_on_selector_all("article img.plot-directive", CHART_SIZES):
-                stem = chart["src"].rsplit("/", 1)[-1].removesuffix(".svg")
-                shown.setdefault(stem, (path, chart["natural"], chart["shown"]))
-    finally:
-        ctx.close()
+    shown = on_a_phone["charts"]
     expected = {f"plot_{v}" for v in ("summary", "sweep", "steps", "replication")}
     assert expected <= set(shown), f"charts seen: {sorted(shown)}"
     problems = []
