@@ -65,7 +65,9 @@ def install_once(session: nox.Session, install: Callable[[], None]) -> None:
     new environment (`nox --reuse-venv=no`, or .nox/ removed) has no stamp and installs everything.
     """
     location = getattr(session.virtualenv, "location", None)  # none where nox makes no environment
-    if not location:
+    # Under `nox --no-install` nox skips the installs itself: nothing may be stamped as installed then.
+    no_install = getattr(getattr(getattr(session, "_runner", None), "global_config", None), "no_install", False)
+    if not location or no_install:
         install()
         return
     stamp = Path(location, "hopper-matmul-installed")

@@ -126,6 +126,13 @@ def test_a_reused_environment_installs_again_only_when_pyproject_changed(
     (repo / "pyproject.toml").write_text((repo / "pyproject.toml").read_text() + "\n# changed\n")
     assert installs("docs"), "a changed pyproject.toml was not installed"
     assert installs("lint") == [], "the same environment, nothing changed since"
+    stamps = list(venv.iterdir())
+    for stamp in stamps:
+        stamp.unlink()
+    skipped = Recorder(venv)  # nox --no-install: nox skips the installs, so nothing may be stamped as done
+    skipped._runner = types.SimpleNamespace(global_config=types.SimpleNamespace(no_install=True))
+    noxfile["docs"](skipped)
+    assert not list(venv.iterdir()) and stamps, "a run under --no-install stamped the environment as installed"
     no_venv = Recorder(None)  # nox --no-venv: no environment of its own, so nothing to remember
     noxfile["lint"](no_venv)
     assert no_venv.installs
