@@ -128,10 +128,11 @@ def browser(session: nox.Session) -> None:
         site = BROWSER_DIR
         build = ("sphinx-build", "-W", "--keep-going", "-n", "-q", "-b", "html", "-c", ".", "docs", site)
         session.run(*build, env={"HOPPER_MATMUL_BASEURL": BROWSER_BASEURL})
-    # The two test files side by side, each in its own process with its own Chromium: most of their time is spent
+    # The test files side by side, each in its own process with its own Chromium: most of their time is spent
     # waiting for pages to load and go quiet. loadfile keeps a file's tests in one process, in order, so that each
     # page is loaded once per file.
-    parallel = ("-n", "2", "--dist", "loadfile")
+    files = len(list(Path("tests", "browser").glob("test_*.py")))
+    parallel = ("-n", str(files), "--dist", "loadfile")
     env = {"RUN_BROWSER_TESTS": "1", "SITE_DIR": site}
     session.run("pytest", *parallel, "tests/browser", *session.posargs, env=env)
 
