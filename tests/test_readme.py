@@ -68,7 +68,9 @@ def commands() -> list[Command]:
 
 
 def python_commands() -> list[Command]:
-    return [c for c in commands() if c.words[:1] in (["python"], ["python3"])]
+    """The commands that run this project's Python (not `python3 -m venv` or `-m pip`: setting up, not running)."""
+    python = [c for c in commands() if c.words[:1] in (["python"], ["python3"])]
+    return [c for c in python if c.words[1:3] not in (["-m", "venv"], ["-m", "pip"])]
 
 
 def nox_sessions() -> set[str]:
