@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 import nox
@@ -23,6 +25,8 @@ SITE_DIR_ENV = "HOPPER_MATMUL_SITE_DIR"
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 # The browser session builds the site for a sub-path, as GitHub Pages serves it (the 404 page's links depend on it).
 BROWSER_BASEURL = "http://127.0.0.1:8000/hopper-matmul/"
+# What the tests session adds to pytest's environment: no tqdm progress bars (Tilus draws them while it builds).
+TESTS_ENV = {"TQDM_DISABLE": "1"}
 
 
 def torch_pin() -> str:
@@ -38,9 +42,10 @@ def install_cpu_torch(session: nox.Session) -> None:
     try:
         urllib.request.urlopen(f"{TORCH_CPU_INDEX}/torch/", timeout=5).close()
     except OSError as exc:
+        # The sizes are the README's alone (its table and the paragraph after it): one place to keep them right.
         session.log(
-            f"{TORCH_CPU_INDEX} unreachable ({exc.__class__.__name__}): torch comes from the package index, "
-            "as its CUDA build: about 2.8 GB to download and 6 GB on disk instead of 190 MB and 750 MB (README)"
+            f"{TORCH_CPU_INDEX} unreachable ({exc.__class__.__name__}): {torch_pin()} comes from the package index "
+            "as its CUDA build, gigabytes more to download and store than the CPU build (README, the table of sizes)"
         )
         session.install(torch_pin(), silent=False)
         return
@@ -52,6 +57,28 @@ def install_project(session: nox.Session, extra: str) -> None:
     session.install("--progress-bar", "on", "-e", f".[{extra}]", silent=False)
 
 
+def install_once(session: nox.Session, install: Callable[[], None]) -> None:
+    """Run `install` unless this reused environment already ran it for the pyproject.toml of now.
+
+    A stamp in the environment holds a hash of pyproject.toml and of this file: a rebuild with neither changed
+    installs nothing and prints nothing (the project is installed editable, so its code needs no reinstall). A
+    new environment (`nox --reuse-venv=no`, or .nox/ removed) has no stamp and installs everything.
+    """
+    location = getattr(session.virtualenv, "location", None)  # none where nox makes no environment
+    # Under `nox --no-install` nox skips the installs itself: nothing may be stamped as installed then.
+    no_install = getattr(getattr(getattr(session, "_runner", None), "global_config", None), "no_install", False)
+    if not location or no_install:
+        install()
+        return
+    stamp = Path(location, "hopper-matmul-installed")
+    wanted = hashlib.sha256(Path("pyproject.toml").read_bytes() + Path(__file__).read_bytes()).hexdigest()
+    if stamp.is_file() and stamp.read_text(encoding="utf-8") == wanted:
+        return
+    stamp.unlink(missing_ok=True)
+    install()
+    stamp.write_text(wanted, encoding="utf-8")
+
+
 def chosen_site_dir() -> str:
     """The build folder named by $HOPPER_MATMUL_SITE_DIR, or "" when none is."""
     return os.environ.get(SITE_DIR_ENV, "").strip()
@@ -60,7 +87,7 @@ def chosen_site_dir() -> str:
 @nox.session
 def docs(session: nox.Session) -> None:
     """Build the HTML site into build/html (or $HOPPER_MATMUL_SITE_DIR); warnings are errors, references checked."""
-    install_project(session, "docs")
+    install_once(session, lambda: install_project(session, "docs"))
     out = chosen_site_dir() or BUILD_DIR
     session.run("sphinx-build", "-W", "--keep-going", "-n", "-b", "html", "-c", ".", "docs", out, *session.posargs)
 
@@ -68,9 +95,15 @@ def docs(session: nox.Session) -> None:
 @nox.session
 def tests(session: nox.Session) -> None:
     """Run pytest on the CPU (GPU tests skip themselves with the reason)."""
-    install_cpu_torch(session)
-    install_project(session, "test")
-    session.run("pytest", *session.posargs)
+
+    def install() -> None:
+        install_cpu_torch(session)
+        install_project(session, "test")
+
+    install_once(session, install)
+    # Tilus draws tqdm progress bars while it builds (in the background build processes too): they would land
+    # between pytest's lines. TQDM_DISABLE turns every tqdm bar off, in this process and the ones it starts.
+    session.run("pytest", *session.posargs, env=TESTS_ENV)
 
 
 @nox.session
@@ -81,7 +114,7 @@ def browser(session: nox.Session) -> None:
     `nox -s docs` build); with $HOPPER_MATMUL_SITE_DIR set, tests the site already built there for that address
     instead (.ci/run: `nox -s docs` builds it once, for both).
     """
-    install_project(session, "browser")
+    install_once(session, lambda: install_project(session, "browser"))
     site = chosen_site_dir()
     if site:
         sitemap = Path(site, "sitemap.xml")
@@ -95,13 +128,19 @@ def browser(session: nox.Session) -> None:
         site = BROWSER_DIR
         build = ("sphinx-build", "-W", "--keep-going", "-n", "-q", "-b", "html", "-c", ".", "docs", site)
         session.run(*build, env={"HOPPER_MATMUL_BASEURL": BROWSER_BASEURL})
-    session.run("pytest", "tests/browser", *session.posargs, env={"RUN_BROWSER_TESTS": "1", "SITE_DIR": site})
+    # The test files side by side, each in its own process with its own Chromium: most of their time is spent
+    # waiting for pages to load and go quiet. loadfile keeps a file's tests in one process, in order, so that each
+    # page is loaded once per file.
+    files = len(list(Path("tests", "browser").glob("test_*.py")))
+    parallel = ("-n", str(files), "--dist", "loadfile")
+    env = {"RUN_BROWSER_TESTS": "1", "SITE_DIR": site}
+    session.run("pytest", *parallel, "tests/browser", *session.posargs, env=env)
 
 
 @nox.session
 def lint(session: nox.Session) -> None:
     """Check the Python with ruff."""
-    session.install(*PYPROJECT["project"]["optional-dependencies"]["lint"])
+    install_once(session, lambda: session.install(*PYPROJECT["project"]["optional-dependencies"]["lint"]))
     session.run("ruff", "check", ".", *session.posargs)
     session.run("ruff", "format", "--check", ".")
 

@@ -1,53 +1,74 @@
-"""The nox sessions, called with a stand-in for nox that records what they would run: which folder each build
-goes to, so that `nox -s docs` then `nox -s browser` leaves build/html as the user built it, and CI builds once."""
+"""The nox sessions, called with a stand-in for nox that records what they would run and install.
+
+Which folder each build goes to (`nox -s docs` then `nox -s browser` leaves build/html as the user built it; CI
+builds once), that a reused environment installs nothing, and what the tests session hands pytest.
+"""
 
 from __future__ import annotations
 
+import os
 import runpy
+import shutil
+import subprocess
 import sys
 import types
+import urllib.request
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conftest import ROOT
+ROOT = Path(__file__).resolve().parents[1]
 
 
 class Recorder:
-    """A nox.Session that records its run() calls instead of running them; error() raises."""
+    """A nox.Session in an environment at `location`: records run() and install() calls; error() raises."""
 
-    def __init__(self) -> None:
+    def __init__(self, location: Path | None = None) -> None:
         self.posargs: list[str] = []
         self.runs: list[tuple[tuple[str, ...], dict[str, str]]] = []
+        self.installs: list[tuple[str, ...]] = []
+        self.logs: list[str] = []
+        self.virtualenv = types.SimpleNamespace(location=str(location) if location else None)
 
     def run(self, *args: str, env: dict[str, str] | None = None, **_: Any) -> None:
         self.runs.append((args, env or {}))
 
     def install(self, *args: str, **_: Any) -> None:
-        pass
+        self.installs.append(args)
 
     def log(self, *args: Any) -> None:
-        pass
+        self.logs.append(" ".join(map(str, args)))
 
     def error(self, message: str) -> None:
         raise RuntimeError(message)
 
 
-@pytest.fixture
-def noxfile(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
-    """noxfile.py's namespace, loaded with a stand-in nox module (no nox needed in the test environment)."""
+def load_noxfile(folder: Path) -> dict[str, Any]:
+    """The namespace of folder/noxfile.py, loaded with a stand-in nox module (no nox needed here)."""
     import tomllib
 
     fake = types.ModuleType("nox")
     fake.options = types.SimpleNamespace()
     fake.Session = Recorder
-    fake.project = types.SimpleNamespace(load_toml=lambda path: tomllib.loads((ROOT / path).read_text()))
+    fake.project = types.SimpleNamespace(load_toml=lambda path: tomllib.loads((folder / path).read_text()))
     fake.session = lambda *a, **k: a[0] if a and callable(a[0]) else (lambda f: f)
-    monkeypatch.setitem(sys.modules, "nox", fake)
-    monkeypatch.chdir(ROOT)
+    real = sys.modules.get("nox")
+    sys.modules["nox"] = fake
+    try:
+        return runpy.run_path(str(folder / "noxfile.py"))
+    finally:
+        if real is None:
+            del sys.modules["nox"]
+        else:
+            sys.modules["nox"] = real
+
+
+@pytest.fixture
+def noxfile(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    monkeypatch.chdir(ROOT)  # nox runs the sessions from the noxfile's folder
     monkeypatch.delenv("HOPPER_MATMUL_SITE_DIR", raising=False)
-    return runpy.run_path(str(ROOT / "noxfile.py"))
+    return load_noxfile(ROOT)
 
 
 def built_into(session: Recorder) -> list[str]:
@@ -82,15 +103,61 @@ def test_told_to_reuse_a_build_docs_builds_there_and_browser_tests_it_without_bu
     assert [env["SITE_DIR"] for args, env in browser.runs if args[0] == "pytest"] == [str(site)]
 
 
-def test_ci_builds_the_site_once_for_the_browser_and_never_into_build_html() -> None:
-    commands = [line for line in (ROOT / ".ci" / "run").read_text().splitlines() if not line.lstrip().startswith("#")]
-    where = {word: next(i for i, line in enumerate(commands) if word in line) for word in ("SITE_DIR=", "-s docs")}
-    assert commands[where["SITE_DIR="]] == "export HOPPER_MATMUL_SITE_DIR=build/browser-html"
-    assert commands[where["-s docs"]].startswith("HOPPER_MATMUL_BASEURL=http://127.0.0.1:8000/hopper-matmul/ nox")
-    assert where["SITE_DIR="] < where["-s docs"] < next(i for i, line in enumerate(commands) if "-s browser" in line)
+def test_a_reused_environment_installs_again_only_when_pyproject_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for name in ("noxfile.py", "pyproject.toml"):
+        shutil.copy(ROOT / name, repo / name)
+    monkeypatch.chdir(repo)
+    monkeypatch.delenv("HOPPER_MATMUL_SITE_DIR", raising=False)
+    noxfile = load_noxfile(repo)
+    venv = tmp_path / "venv"
+    venv.mkdir()
+
+    def installs(session_name: str) -> list[tuple[str, ...]]:
+        session = Recorder(venv)
+        noxfile[session_name](session)
+        return session.installs
+
+    assert installs("docs"), "a new environment got nothing installed"
+    assert installs("docs") == [], "a rebuild with nothing changed installed again"
+    (repo / "pyproject.toml").write_text((repo / "pyproject.toml").read_text() + "\n# changed\n")
+    assert installs("docs"), "a changed pyproject.toml was not installed"
+    assert installs("lint") == [], "the same environment, nothing changed since"
+    stamps = list(venv.iterdir())
+    for stamp in stamps:
+        stamp.unlink()
+    skipped = Recorder(venv)  # nox --no-install: nox skips the installs, so nothing may be stamped as done
+    skipped._runner = types.SimpleNamespace(global_config=types.SimpleNamespace(no_install=True))
+    noxfile["docs"](skipped)
+    assert not list(venv.iterdir()) and stamps, "a run under --no-install stamped the environment as installed"
+    no_venv = Recorder(None)  # nox --no-venv: no environment of its own, so nothing to remember
+    noxfile["lint"](no_venv)
+    assert no_venv.installs
 
 
-def test_ci_never_pip_installs_into_the_system_python() -> None:
-    ci = (ROOT / ".ci" / "run").read_text()
-    assert "python3 -m pip" not in ci and "pip3 install" not in ci and "--break-system-packages" not in ci
-    assert 'python3 -m venv "$NOX_VENV"' in ci and "pipx run" in ci
+def test_the_tests_session_gives_pytest_an_environment_in_which_tqdm_draws_no_bar(noxfile: dict[str, Any]) -> None:
+    session = Recorder()
+    noxfile["tests"](session)
+    [(args, env)] = [(args, env) for args, env in session.runs if args[0] == "pytest"]
+    bar = "from tqdm import tqdm\nfor _ in tqdm(range(3), desc='Building', miniters=1, delay=0): pass\nprint('done')"
+    done = subprocess.run(
+        [sys.executable, "-c", bar], env={**os.environ, **env}, capture_output=True, text=True, check=True
+    )
+    assert (done.stdout, done.stderr) == ("done\n", ""), f"a progress bar was drawn: {done.stderr!r}"
+
+
+def test_without_pytorchs_index_torch_comes_at_the_pinned_version_and_the_message_names_it(
+    noxfile: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def unreachable(*_: Any, **__: Any) -> None:
+        raise OSError("no route")
+
+    monkeypatch.setattr(urllib.request, "urlopen", unreachable)
+    session = Recorder()
+    noxfile["install_cpu_torch"](session)
+    pin = noxfile["torch_pin"]()
+    assert session.installs == [(pin,)]
+    assert len(session.logs) == 1 and pin in session.logs[0], session.logs

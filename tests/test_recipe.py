@@ -1,7 +1,8 @@
 """The contributor's recipe (CONTRIBUTING.md), carried out: a new chapter is a kernel file and a page.
 
 In a copy of the repository: copy the last kernel to the next version, write its page from the skeleton in
-CONTRIBUTING.md, run the convention tests and build the site; then remove the version and build again.
+CONTRIBUTING.md and build the site (warnings are errors, references checked); then remove the version and build
+again into the same folder.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from matmul_data import paths, versions
 pytestmark = pytest.mark.slow
 
 ROOT = paths.ROOT
-CONVENTION_TESTS = ["tests/test_versions.py", "tests/test_facts.py", "tests/test_docs.py", "tests/test_plots.py"]
 
 
 def skeleton() -> str:
@@ -82,8 +82,6 @@ def build(repo: Path, out: Path) -> str:
 def test_a_new_chapter_is_a_kernel_and_a_page_and_removing_it_builds_again(tmp_path: Path) -> None:
     repo = copy_repository(tmp_path / "repo")
     name = add_version(repo)
-    tests = run(repo, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow and not gpu", *CONVENTION_TESTS)
-    assert tests.returncode == 0, f"the convention tests fail with {name} added:\n{tests.stdout[-4000:]}"
     out = tmp_path / "html"
     index = build(repo, out)
     assert f'href="chapters/{name}.html"' in index, "the index does not list the new chapter"

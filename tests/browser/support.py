@@ -36,6 +36,28 @@ def site_pages() -> list[str]:
     return [p for p in pages if p not in skip and not p.startswith(("_", "gallery/sg_execution_times"))]
 
 
+def gallery_pages() -> list[str]:
+    """The per-version gallery pages (gallery/matmul_vN.html)."""
+    return sorted(p for p in site_pages() if re.fullmatch(r"gallery/matmul_v\d+\.html", p))
+
+
+def sampled_pages() -> list[str]:
+    """Every page but the gallery's per-version pages, and the last of those: they come from one template, so one
+    stands for all in the checks that look at a page's pictures, code blocks and layout (every page is still
+    loaded, and every link followed, elsewhere)."""
+    gallery = gallery_pages()
+    return [p for p in site_pages() if p not in gallery] + gallery[-1:]
+
+
+def first_screen(page: Any, path: str, label: str) -> str:
+    """Capture the first screen of a page as a reader lands on it (build/screenshots/); "" or why it is too wide."""
+    # The first screen only: a full-page capture of every page cost a minute of CI.
+    page.screenshot(path=str(SHOTS / f"{path.replace('/', '_')[:-5]}-{label}.png"))
+    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    width = page.viewport_size["width"]
+    return f"{path} is {overflow}px wider than the {width}px screen" if overflow > 1 else ""
+
+
 def published_url() -> str:
     """The html_baseurl the site was built for, read back from the canonical link of its index page."""
     index = (SITE / "index.html").read_text(encoding="utf-8") if (SITE / "index.html").exists() else ""

@@ -1,9 +1,9 @@
-"""The site as GitHub Pages publishes it (under a sub-path, a 404 page, a sitemap, link previews), and the same
-build still whole when it is served at the root.
+"""The site as GitHub Pages publishes it (under a sub-path, a 404 page, a sitemap, link previews, search), and the
+same build still whole when it is served at the root.
 
 Budget: the full browser suite (test_site_in_browser.py) runs under the sub-path, as Pages serves the site; at
-the root Chromium loads each page once (every asset must load, no failed request) and every link, asset and
-download is fetched over HTTP without a browser, instead of running the full suite twice (CI's ~3 minutes).
+the root Chromium loads each page once (every asset must load, no failed request), search runs, and every link,
+asset and download is fetched over HTTP without a browser, instead of running the full suite twice.
 """
 
 from __future__ import annotations
@@ -147,3 +147,20 @@ def test_link_preview_shows_the_page_chart_and_opening_words_at_its_published_ad
     assert paragraph.startswith(opening) or opening.startswith(paragraph), (
         f"{path}: {description!r} does not open with the page's first paragraph ({paragraph!r})"
     )
+
+
+# Under the sub-path and at the root: the search index and the result links are relative to the site root.
+@pytest.mark.parametrize("served", ["sub-path", "root"])
+@pytest.mark.parametrize(("word", "expected"), [("rasterization", "v4"), ("warp specialization", "v3")])
+def test_search_finds_the_chapter_by_a_word_from_it_and_the_result_loads(
+    request: pytest.FixtureRequest, context: Any, served: str, word: str, expected: str
+) -> None:
+    site = request.getfixturevalue("base_url" if served == "sub-path" else "root_url")
+    page = open_page(context, site + "search.html?q=" + word.replace(" ", "+")).page
+    page.wait_for_selector("#search-results ul.search li", timeout=15000)
+    hits = page.eval_on_selector_all("#search-results ul.search li a", "els => els.map(e => e.href)")
+    wanted = [h for h in hits if h.split("#")[0].split("?")[0] == f"{site}chapters/{expected}.html"]
+    assert wanted, f"search for {word!r} at {site} did not find {expected} there: {hits}"
+    result = open_page(context, wanted[0])
+    assert not result.problems, f"search result {wanted[0]}: " + "; ".join(result.problems)
+    assert result.page.locator("article h1").count() == 1, f"search result {wanted[0]} shows no page"

@@ -1,9 +1,9 @@
-"""The built site as a reader sees it in Chromium: loads clean, copies code, links, search, dark mode, phones.
+"""The built site as a reader sees it in Chromium at desktop width: loads clean, copies code, links, dark mode.
 
 The site is served under its sub-path (``base_url``, e.g. /hopper-matmul/), as GitHub Pages serves it; the
-lighter check at the root is in test_published_site.py. Each page is opened once per module (fixture ``visit``)
-and every check reads that one load, which keeps the session inside CI's budget; failures name the page and
-what is wrong.
+lighter check at the root and search are in test_published_site.py, phone widths in test_on_a_phone.py (nox -s
+browser runs the files side by side). Each page is opened once per module (fixture ``visit``) and every check
+reads that one load; failures name the page and what is wrong.
 """
 
 from __future__ import annotations
@@ -13,33 +13,41 @@ import re
 import zipfile
 from collections.abc import Callable, Iterator
 from typing import Any
-from urllib.parse import urljoin
 
 import pytest
-from support import SHOTS, Visit, fetch, open_page, origin, site_pages
+from support import SHOTS, Visit, fetch, first_screen, gallery_pages, open_page, origin, sampled_pages, site_pages
 
 PAGES = site_pages()
-GALLERY = sorted(p for p in PAGES if re.fullmatch(r"gallery/matmul_v\d+\.html", p))
-# The per-version gallery pages come from one template: the last one stands for all in the checks that look at
-# a page's pictures, code blocks and layout (every page is still loaded, and every link followed, elsewhere).
-SAMPLED = [p for p in PAGES if p not in GALLERY] + GALLERY[-1:]
+GALLERY = gallery_pages()
+SAMPLED = sampled_pages()
 pytestmark = pytest.mark.browser
 
 
 @pytest.fixture(scope="module")
 def visit(browser: Any, base_url: str) -> Iterator[Callable[[str], Visit]]:
-    """Load each page once, in a desktop-sized context that may read the clipboard."""
+    """Load each page once, in a desktop-sized context that may read the clipboard; a sampled page's first screen
+    is captured right after it loads, before any check scrolls it, opens its boxes or changes its theme."""
     ctx = browser.new_context(viewport={"width": 1280, "height": 900})
     ctx.grant_permissions(["clipboard-read", "clipboard-write"], origin=origin(base_url))
+    SHOTS.mkdir(parents=True, exist_ok=True)
     loaded: dict[str, Visit] = {}
 
     def get(path: str) -> Visit:
         if path not in loaded:
             loaded[path] = open_page(ctx, base_url + path)
+            if path in SAMPLED:
+                DESKTOP_TOO_WIDE[path] = first_screen(loaded[path].page, path, "desktop")
+        # In front, as a reader sees it: Chromium renders a page in the background only now and then, so a
+        # screenshot there waits about 4 s (and the clipboard answers the focused page only).
+        loaded[path].page.bring_to_front()
         return loaded[path]
 
     yield get
     ctx.close()
+
+
+# What each sampled page's first screen showed at desktop width ("" where it fits), filled in by `visit`.
+DESKTOP_TOO_WIDE: dict[str, str] = {}
 
 
 def test_site_was_built_with_pages() -> None:
@@ -87,7 +95,6 @@ CLICK_EVERY_COPY_BUTTON = """async () => {
 @pytest.mark.parametrize("path", SAMPLED)
 def test_every_code_block_copy_button_puts_its_code_on_the_clipboard(visit: Callable[[str], Visit], path: str) -> None:
     page = visit(path).page
-    page.bring_to_front()  # the clipboard answers the focused page only
     for i, block in enumerate(page.evaluate(CLICK_EVERY_COPY_BUTTON), start=1):
         assert block is not None, f"{path}: code block {i} has no copy button"
         copied = block["copied"].strip()
@@ -152,38 +159,10 @@ def test_next_and_previous_links_follow_the_table_of_contents(visit: Callable[[s
         assert target.endswith(here.split("/")[-1]), f"{there}: 'previous' leads to {target}, not {here}"
 
 
-# Under the sub-path and at the root: the search index and the result links are relative to the site root.
-@pytest.mark.parametrize("served", ["sub-path", "root"])
-@pytest.mark.parametrize(("word", "expected"), [("rasterization", "v4"), ("warp specialization", "v3")])
-def test_search_finds_the_chapter_by_a_word_from_it_and_the_result_loads(
-    request: pytest.FixtureRequest, context: Any, served: str, word: str, expected: str
-) -> None:
-    site = request.getfixturevalue("base_url" if served == "sub-path" else "root_url")
-    page = open_page(context, site + "search.html?q=" + word.replace(" ", "+")).page
-    page.wait_for_selector("#search-results ul.search li", timeout=15000)
-    hits = page.eval_on_selector_all("#search-results ul.search li a", "els => els.map(e => e.href)")
-    wanted = [h for h in hits if h.split("#")[0].split("?")[0] == f"{site}chapters/{expected}.html"]
-    assert wanted, f"search for {word!r} at {site} did not find {expected} there: {hits}"
-    result = open_page(context, wanted[0])
-    assert not result.problems, f"search result {wanted[0]}: " + "; ".join(result.problems)
-    assert result.page.locator("article h1").count() == 1, f"search result {wanted[0]} shows no page"
-
-
-@pytest.mark.parametrize(("label", "width"), [("desktop", 1280), ("phone", 390)])
-def test_pages_fit_the_screen_and_are_captured(browser: Any, base_url: str, label: str, width: int) -> None:
-    ctx = browser.new_context(viewport={"width": width, "height": 900})
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    too_wide = []
+def test_pages_fit_a_desktop_screen_and_are_captured(visit: Callable[[str], Visit]) -> None:
     for path in SAMPLED:
-        page = ctx.new_page()
-        page.goto(base_url + path, wait_until="load")
-        # The first screen, as a reader lands on it: a full-page capture of every page cost a minute of CI.
-        page.screenshot(path=str(SHOTS / f"{path.replace('/', '_')[:-5]}-{label}.png"))
-        overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
-        if overflow > 1:
-            too_wide.append(f"{path} is {overflow}px wider than the {width}px screen")
-        page.close()
-    ctx.close()
+        visit(path)  # its first load captured it
+    too_wide = [DESKTOP_TOO_WIDE[path] for path in SAMPLED if DESKTOP_TOO_WIDE[path]]
     assert not too_wide, "; ".join(too_wide)
 
 
@@ -229,102 +208,3 @@ def test_each_gallery_zip_is_served_and_holds_the_kernel_and_its_helpers(
         with zipfile.ZipFile(io.BytesIO(body)) as archive:
             held = {name: archive.read(name) for name in archive.namelist()}
         assert held == expected, f"{path}: {url} holds {sorted(held)}, not the kernel and helpers {sorted(expected)}"
-
-
-def test_the_ladder_table_scrolls_inside_its_own_box_on_a_phone(browser: Any, base_url: str) -> None:
-    ctx = browser.new_context(viewport={"width": 390, "height": 900})
-    try:
-        page = ctx.new_page()
-        page.goto(urljoin(base_url, "index.html"), wait_until="load")
-        box = page.evaluate(
-            """() => {
-              const table = document.querySelector("article table.results-table.ladder");
-              if (!table) return null;
-              let box = table.parentElement;
-              while (box && box.tagName !== "ARTICLE" && getComputedStyle(box).overflowX === "visible")
-                box = box.parentElement;
-              const r = box.getBoundingClientRect();
-              return {tag: box.tagName, overflow: getComputedStyle(box).overflowX, left: r.left, right: r.right,
-                      table: table.getBoundingClientRect().width, inner: box.clientWidth,
-                      page: document.documentElement.scrollWidth - window.innerWidth};
-            }"""
-        )
-    finally:
-        ctx.close()
-    assert box is not None, "index.html has no results-ladder table"
-    assert box["page"] <= 1, f"index.html scrolls sideways on a 390 px phone by {box['page']} px"
-    fits = box["table"] <= box["inner"] + 1
-    assert fits or box["overflow"] in ("auto", "scroll"), f"the ladder table overflows its box: {box}"
-    assert box["tag"] != "ARTICLE" or fits, f"the ladder table has no scrolling box of its own: {box}"
-    assert box["left"] >= 0 and box["right"] <= 391, f"the ladder table's box leaves the screen: {box}"
-
-
-# Each chart's <img> at phone width: its box inside the panel's padding, its natural size, its file.
-CHART_SIZES = """els => els.map(e => {
-  const style = getComputedStyle(e);
-  const padding = parseFloat(style.paddingLeft) + parseFloat(style.paddingRight);
-  return {src: e.getAttribute("src"), natural: e.naturalWidth, shown: e.clientWidth - padding};
-})"""
-
-
-def test_charts_on_a_phone_show_no_text_under_9_pt_and_none_overlapping(browser: Any, base_url: str) -> None:
-    """At 390 px, each chart a page shows (the plot directive's images) is drawn again from its code (from the
-    results the site was built from) and its text is checked at the scale the phone shows it: 9 pt or more, no
-    overlap, nothing outside the figure (chart_text.py). The phone must also give each chart the width the chart
-    test assumes (chartkit.PHONE_CHART_PX)."""
-    import chart_text
-
-    from matmul_site import chartkit
-
-    ctx = browser.new_context(viewport={"width": 390, "height": 900})
-    shown: dict[str, tuple[str, float, float]] = {}
-    try:
-        page = ctx.new_page()
-        for path in SAMPLED:
-            page.goto(base_url + path, wait_until="load")
-            for chart in page.eval_on_selector_all("article img.plot-directive", CHART_SIZES):
-                stem = chart["src"].rsplit("/", 1)[-1].removesuffix(".svg")
-                shown.setdefault(stem, (path, chart["natural"], chart["shown"]))
-    finally:
-        ctx.close()
-    expected = {f"plot_{v}" for v in ("summary", "sweep", "steps", "replication")}
-    assert expected <= set(shown), f"charts seen: {sorted(shown)}"
-    problems = []
-    for stem, (path, natural, width) in sorted(shown.items()):
-        if width < min(natural, chartkit.PHONE_CHART_PX) - 1:
-            problems.append(
-                f"{path}: {stem} is {width:.0f} px wide, less than the {chartkit.PHONE_CHART_PX} px assumed"
-            )
-        fig = chart_text.draw(stem)
-        drawn = chart_text.natural_width_px(fig)
-        assert abs(drawn - natural) <= 1, f"{stem}: the site's chart is {natural} px wide, its code draws {drawn}"
-        problems += [f"{path}: {stem}: {p}" for p in chart_text.layout_problems(fig, scale=min(1.0, width / natural))]
-    assert not problems, "\n".join(problems)
-
-
-def test_an_opened_kernel_diff_scrolls_inside_its_own_box_on_a_phone(browser: Any, base_url: str) -> None:
-    chapter = sorted((p for p in PAGES if re.fullmatch(r"chapters/v\d+\.html", p)), key=lambda p: int(p[10:-5]))[-1]
-    ctx = browser.new_context(viewport={"width": 390, "height": 900})
-    try:
-        page = ctx.new_page()
-        page.goto(base_url + chapter, wait_until="load")
-        diff = page.locator("article details.kernel-diff")
-        assert diff.count() == 1, f"{chapter}: {diff.count()} kernel diffs"
-        shown = "document.querySelector('details.kernel-diff pre').checkVisibility()"
-        assert not page.evaluate(shown), f"{chapter}: the diff is not collapsed"
-        diff.locator("summary").click()
-        box = page.evaluate(
-            """() => {
-              const pre = document.querySelector("details.kernel-diff pre");
-              const r = pre.getBoundingClientRect();
-              return {open: pre.checkVisibility(), left: r.left, right: r.right, height: r.height,
-                      overflow: getComputedStyle(pre).overflowX, wide: pre.scrollWidth > pre.clientWidth,
-                      page: document.documentElement.scrollWidth - window.innerWidth};
-            }"""
-        )
-    finally:
-        ctx.close()
-    assert box["open"] and box["height"] > 100, f"{chapter}: the diff does not open: {box}"
-    assert box["page"] <= 1, f"{chapter}: the opened diff makes the page scroll sideways by {box['page']} px"
-    assert box["left"] >= 0 and box["right"] <= 391, f"{chapter}: the diff's box leaves the screen: {box}"
-    assert not box["wide"] or box["overflow"] in ("auto", "scroll"), f"{chapter}: long lines are cut off: {box}"

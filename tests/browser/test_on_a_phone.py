@@ -1,0 +1,129 @@
+"""The site on a phone (390 px wide): each sampled page fits the screen, its first screen is captured, its charts
+are readable, and wide content (the ladder table, an opened kernel diff) scrolls inside its own box."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import urljoin
+
+import pytest
+from support import SHOTS, first_screen, sampled_pages, site_pages
+
+PAGES = site_pages()
+SAMPLED = sampled_pages()
+pytestmark = pytest.mark.browser
+
+
+# Each chart's <img> at phone width: its box inside the panel's padding, its natural size, its file.
+CHART_SIZES = """els => els.map(e => {
+  const style = getComputedStyle(e);
+  const padding = parseFloat(style.paddingLeft) + parseFloat(style.paddingRight);
+  return {src: e.getAttribute("src"), natural: e.naturalWidth, shown: e.clientWidth - padding};
+})"""
+
+
+@pytest.fixture(scope="module")
+def on_a_phone(browser: Any, base_url: str) -> dict[str, Any]:
+    """Each sampled page loaded once at 390 px: its first screen captured, whether it is too wide, and the size at
+    which it shows each chart (stem: (page, natural width, shown width), first page showing it)."""
+    ctx = browser.new_context(viewport={"width": 390, "height": 900})
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    too_wide: list[str] = []
+    charts: dict[str, tuple[str, float, float]] = {}
+    try:
+        page = ctx.new_page()
+        for path in SAMPLED:
+            page.goto(base_url + path, wait_until="load")
+            too_wide.append(first_screen(page, path, "phone"))
+            for chart in page.eval_on_selector_all("article img.plot-directive", CHART_SIZES):
+                stem = chart["src"].rsplit("/", 1)[-1].removesuffix(".svg")
+                charts.setdefault(stem, (path, chart["natural"], chart["shown"]))
+    finally:
+        ctx.close()
+    return {"too_wide": [t for t in too_wide if t], "charts": charts}
+
+
+def test_pages_fit_a_phone_screen_and_are_captured(on_a_phone: dict[str, Any]) -> None:
+    assert not on_a_phone["too_wide"], "; ".join(on_a_phone["too_wide"])
+
+
+def test_the_ladder_table_scrolls_inside_its_own_box_on_a_phone(browser: Any, base_url: str) -> None:
+    ctx = browser.new_context(viewport={"width": 390, "height": 900})
+    try:
+        page = ctx.new_page()
+        page.goto(urljoin(base_url, "index.html"), wait_until="load")
+        box = page.evaluate(
+            """() => {
+              const table = document.querySelector("article table.results-table.ladder");
+              if (!table) return null;
+              let box = table.parentElement;
+              while (box && box.tagName !== "ARTICLE" && getComputedStyle(box).overflowX === "visible")
+                box = box.parentElement;
+              const r = box.getBoundingClientRect();
+              return {tag: box.tagName, overflow: getComputedStyle(box).overflowX, left: r.left, right: r.right,
+                      table: table.getBoundingClientRect().width, inner: box.clientWidth,
+                      page: document.documentElement.scrollWidth - window.innerWidth};
+            }"""
+        )
+    finally:
+        ctx.close()
+    assert box is not None, "index.html has no results-ladder table"
+    assert box["page"] <= 1, f"index.html scrolls sideways on a 390 px phone by {box['page']} px"
+    fits = box["table"] <= box["inner"] + 1
+    assert fits or box["overflow"] in ("auto", "scroll"), f"the ladder table overflows its box: {box}"
+    assert box["tag"] != "ARTICLE" or fits, f"the ladder table has no scrolling box of its own: {box}"
+    assert box["left"] >= 0 and box["right"] <= 391, f"the ladder table's box leaves the screen: {box}"
+
+
+def test_charts_on_a_phone_show_no_text_under_9_pt_and_none_overlapping(on_a_phone: dict[str, Any]) -> None:
+    """At 390 px, each chart a page shows (the plot directive's images) is drawn again from its code (from the
+    results the site was built from) and its text is checked at the scale the phone shows it: 9 pt or more, no
+    overlap, nothing outside the figure (chart_text.py). The phone must also give each chart the width the chart
+    test assumes (chartkit.PHONE_CHART_PX)."""
+    import chart_text
+
+    from matmul_site import chartkit
+
+    shown = on_a_phone["charts"]
+    expected = {f"plot_{v}" for v in ("summary", "sweep", "steps", "replication")}
+    assert expected <= set(shown), f"charts seen: {sorted(shown)}"
+    problems = []
+    for stem, (path, natural, width) in sorted(shown.items()):
+        if width < min(natural, chartkit.PHONE_CHART_PX) - 1:
+            problems.append(
+                f"{path}: {stem} is {width:.0f} px wide, less than the {chartkit.PHONE_CHART_PX} px assumed"
+            )
+        fig = chart_text.draw(stem)
+        drawn = chart_text.natural_width_px(fig)
+        assert abs(drawn - natural) <= 1, f"{stem}: the site's chart is {natural} px wide, its code draws {drawn}"
+        problems += [f"{path}: {stem}: {p}" for p in chart_text.layout_problems(fig, scale=min(1.0, width / natural))]
+    assert not problems, "\n".join(problems)
+
+
+def test_an_opened_kernel_diff_scrolls_inside_its_own_box_on_a_phone(browser: Any, base_url: str) -> None:
+    chapter = sorted((p for p in PAGES if re.fullmatch(r"chapters/v\d+\.html", p)), key=lambda p: int(p[10:-5]))[-1]
+    ctx = browser.new_context(viewport={"width": 390, "height": 900})
+    try:
+        page = ctx.new_page()
+        page.goto(base_url + chapter, wait_until="load")
+        diff = page.locator("article details.kernel-diff")
+        assert diff.count() == 1, f"{chapter}: {diff.count()} kernel diffs"
+        shown = "document.querySelector('details.kernel-diff pre').checkVisibility()"
+        assert not page.evaluate(shown), f"{chapter}: the diff is not collapsed"
+        diff.locator("summary").click()
+        box = page.evaluate(
+            """() => {
+              const pre = document.querySelector("details.kernel-diff pre");
+              const r = pre.getBoundingClientRect();
+              return {open: pre.checkVisibility(), left: r.left, right: r.right, height: r.height,
+                      overflow: getComputedStyle(pre).overflowX, wide: pre.scrollWidth > pre.clientWidth,
+                      page: document.documentElement.scrollWidth - window.innerWidth};
+            }"""
+        )
+    finally:
+        ctx.close()
+    assert box["open"] and box["height"] > 100, f"{chapter}: the diff does not open: {box}"
+    assert box["page"] <= 1, f"{chapter}: the opened diff makes the page scroll sideways by {box['page']} px"
+    assert box["left"] >= 0 and box["right"] <= 391, f"{chapter}: the diff's box leaves the screen: {box}"
+    assert not box["wide"] or box["overflow"] in ("auto", "scroll"), f"{chapter}: long lines are cut off: {box}"
