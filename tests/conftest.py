@@ -14,6 +14,7 @@ EXAMPLES = kernels.KERNEL_DIR
 kernels.importable()  # tests load kernels with kernels.load(); this keeps a bare `import common` working too
 
 # The browser tests need a built site and Chromium: `nox -s browser` runs them.
+os.environ.setdefault("TQDM_DISABLE", "1")  # Tilus's build progress bars, also in the background build processes
 collect_ignore = [] if os.environ.get("RUN_BROWSER_TESTS") == "1" else ["browser"]
 
 

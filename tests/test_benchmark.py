@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 import time
 from dataclasses import replace
@@ -418,3 +420,11 @@ def test_a_wrong_peer_is_not_timed_and_recorded_as_missing_with_its_check(tmp_pa
         f"CheckFailed: {versions.TRITON} is wrong at 4096x4096x4096: 17 elements outside tolerance (max |err| 7); "
         "not timed"
     )
+
+
+def test_without_a_gpu_record_says_so_in_one_line_and_exits_1() -> None:
+    env = {**os.environ, "CUDA_VISIBLE_DEVICES": ""}
+    done = subprocess.run([sys.executable, "-m", "matmul_bench", "quick"], capture_output=True, text=True, env=env,
+                          timeout=300)  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr and "no CUDA GPU is visible" in done.stderr, done.stderr

@@ -10,6 +10,7 @@ counts); tests/chart_text.py reads what was drawn.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import draw_all
 import matplotlib.pyplot as plt

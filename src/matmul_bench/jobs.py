@@ -47,6 +47,8 @@ def call_worker(job: dict[str, Any], timeout_s: float, prefix: Sequence[str] = (
         answer = json.loads(answer_path.read_text(encoding="utf-8"))
     if status == WRONG_RESULT:
         raise WrongResult(answer.get("error") or "a check failed")
+    if answer.get("no_gpu"):
+        raise BenchmarkError(answer["error"])
     if status != 0 or answer.get("error"):
         raise BenchmarkError(f"a worker failed (status {status}): {answer.get('error')}")
     return answer

@@ -79,16 +79,20 @@ def software() -> dict[str, str]:
             "cublas": cublas, "python": platform.python_version()}  # fmt: skip
 
 
+class NoHopperGPU(RuntimeError):
+    """No Hopper GPU here: the message says all there is to say (no traceback)."""
+
+
 def device() -> dict[str, Any]:
     """CUDA device 0 as torch sees it, plus what NVML adds (driver, clock and power limits)."""
     import torch
 
     if not torch.cuda.is_available():
-        raise RuntimeError("no CUDA GPU is visible: the benchmark needs an NVIDIA Hopper GPU (H100/H200, sm_90)")
+        raise NoHopperGPU("no CUDA GPU is visible: the benchmark needs an NVIDIA Hopper GPU (H100/H200, sm_90)")
     props = torch.cuda.get_device_properties(0)
     major, minor = torch.cuda.get_device_capability(0)
     if (major, minor) != (9, 0):
-        raise RuntimeError(f"{props.name} is sm_{major}{minor}; the kernels use WGMMA and TMA and need sm_90 (Hopper)")
+        raise NoHopperGPU(f"{props.name} is sm_{major}{minor}; the kernels use WGMMA and TMA and need sm_90 (Hopper)")
     uuid = str(getattr(props, "uuid", "") or "")
     found = {"name": props.name, "sm_count": props.multi_processor_count, "compute_capability": f"{major}.{minor}",
              "memory_gb": round(props.total_memory / 2**30, 1), "uuid": uuid}  # fmt: skip

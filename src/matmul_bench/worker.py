@@ -337,6 +337,8 @@ def main(argv: Sequence[str]) -> int:
     job = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
     try:
         answer, status = run_job(job)
+    except machine.NoHopperGPU as exc:  # the message is the whole story: no traceback
+        answer, status = {"ok": False, "error": str(exc), "no_gpu": True, "runs": [], "checks": []}, 1
     except Exception as exc:  # reported to the parent, with the traceback on stderr
         traceback.print_exc()
         answer, status = {"ok": False, "error": f"{type(exc).__name__}: {exc}", "runs": [], "checks": []}, 1
