@@ -212,8 +212,8 @@ def test_after_the_install_step_every_python_command_imports_what_it_needs(tmp_p
         if name == "pytest" or "--help" in args:  # pytest: without a GPU, the GPU tests skip
             checks.append(command.text)
         elif kind == "file":  # its imports, not its main(): nothing touches a GPU
-            load = f"import runpy, sys; sys.path.insert(0, {str(Path(name).parent)!r}); runpy.run_path({name!r})"
-            checks.append(f"python -c {shlex.quote(load)}")
+            load = f"import runpy; runpy.run_path({Path(name).name!r})"  # from its folder, as `python name` sees it
+            checks.append(f"(cd {shlex.quote(str(Path(name).parent))} && python -c {shlex.quote(load)})")
         else:  # a module's command, asked what it does: the module and that command are there
             checks.append(shlex.join(["python", "-m", name, *leading_words(args), "--help"]))
     # One shell for all: a failing check writes itself and the end of its output on stderr, and the next one runs.
