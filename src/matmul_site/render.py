@@ -49,8 +49,6 @@ COUNTERS = {
 # The problems V8's tile model is shown at (the V8 chapter's table): 4096 is 4096³.
 TILE_CHOICE_SHAPES = ["2048", "4096", "6144", "8192", "16384", "8192x28672x4096", "16384x8192x1024", "5120", "3072",
                       "3000x5000x4096", "5000x3000x4096", "3000x7000x5000"]  # fmt: skip
-# A chapter's steps table (``vN-attempts.csv``): the steps runs after which version, and the rows it shows.
-ATTEMPTS = {"v5": ("v6", ("v4", "v5*")), "v6": ("v6", ("*",)), "v7": ("v6", ("v7", "v7-*")), "v8": ("v7", ("*",))}
 VERDICTS = (results.PAYS, results.PARITY, results.COSTS)
 USES = re.compile(r"(?<![\w|`])\|([A-Za-z0-9][\w.:+-]*)\|(?![\w|])")  # |v7.tflops| in a page
 
@@ -379,9 +377,6 @@ def caption_values(data: Data, record: dict[str, Any] | None) -> Iterator[tuple[
         yield f"{version}.chart_caption", caption(f"Every version's TFLOPS against the tensor-core peak at its "
                                                   f"clock, {label} highlighted. {ladder}")  # fmt: skip
         yield f"{version}.tryit_caption", caption(steps_caption(data, tryit_runs(data, version)))
-        if version in ATTEMPTS:
-            yield f"{version}.attempts_caption", caption(steps_caption(data, attempt_runs(data, *ATTEMPTS[version])))
-    yield "not_kept.caption", caption(steps_caption(data, attempt_runs(data, "v6", ("v6*", "v7-*"), True)))
     for run in results.steps_runs(data):
         yield f"steps-{run_slug(run)}.caption", caption(steps_caption(data, [run]))
 
@@ -454,15 +449,6 @@ def performance_table(version: str, data: Data, named: dict[str, str]) -> Table:
     rows += [[labels.get(k, k.replace("_", " ")), counter_text(k, v)] for k, v in counters.items()] or [
         ["Profiler counters", NOT_RECORDED]]  # fmt: skip
     return rows  # which runs: the caption; their commits and dates: the method page's provenance
-
-
-def attempt_runs(data: Data, after: str, patterns: tuple[str, ...], only_not_kept: bool = False) -> list[Any]:
-    """(run, variant, row) of the steps runs after ``after`` whose variant names match ``patterns``."""
-    import fnmatch
-
-    return [(run, impl, row) for run in results.steps_runs(data, after) for impl, row in run["rows"].items()
-            if impl != results.CUBLAS and any(fnmatch.fnmatchcase(impl, p) for p in patterns)
-            and not (only_not_kept and (row.get("kept") or not row.get("step")))]  # fmt: skip
 
 
 def attempts_table(found: list[Any], *, with_run: bool = True) -> Table:
@@ -732,12 +718,9 @@ def files(data: Data, record: dict[str, Any] | None, docs: Path = paths.DOCS_DIR
         out[f"{version}-performance.csv"] = csv_text(performance_table(version, data, named))
         out[f"{version}-tryit.csv"] = csv_text(tryit_table(version, data))
         out[f"{version}-budget.csv"] = csv_text(budget_table(version, record, data))
-        if version in ATTEMPTS:
-            out[f"{version}-attempts.csv"] = csv_text(attempts_table(attempt_runs(data, *ATTEMPTS[version])))
     out["values.rst"] = "\n".join(lines) + "\n"
     out["ladder.csv"] = csv_text(ladder_table(data))
     out["ladder-steps.csv"] = csv_text(ladder_steps_table(data))
-    out["not-kept.csv"] = csv_text(attempts_table(attempt_runs(data, "v6", ("v6*", "v7-*"), True)))
     out["provenance.csv"] = csv_text(provenance_table(data))
     out["runs.csv"] = csv_text(runs_table(data))
     out["baseline-kernels.csv"] = csv_text(baseline_kernels_table(data))
