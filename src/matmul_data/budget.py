@@ -90,8 +90,6 @@ def load_builds(path: Path = BUILD_RECORD) -> dict[str, Any]:
 _CACHE: dict[tuple[Path, int], dict[str, Any]] = {}
 
 
-
-
 def build_of(record: dict[str, Any], version: str) -> tuple[Build, dict[str, Any]]:
     """One version's build and the configuration it was built with (its kernel file's TUNED)."""
     entry = record.get("versions", {}).get(version)

@@ -248,8 +248,6 @@ def sweep_runs(data: dict[str, Any] | None) -> list[dict[str, Any]]:
     return list((data or {}).get("sweep", []))
 
 
-
-
 def steps_runs(data: dict[str, Any] | None, after: str | None = None, *, tryit: bool = False) -> list[dict[str, Any]]:
     """The steps runs (after one version, or all), either the ladder's attempts or the chapters' timed try-its."""
     runs = (data or {}).get("steps", [])
