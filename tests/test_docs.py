@@ -502,3 +502,37 @@ def test_a_chapter_whose_version_is_not_measured_yet_previews_the_ladder_chart(
     monkeypatch.setenv(paths.ENV_RESULTS, str(tmp_path / "results.json"))
     assert og_chart(f"chapters/{last}") == og_chart(f"gallery/matmul_{last}") == LADDER  # its chart is not drawn
     assert og_chart(f"chapters/{before}") == versions.get(before).chart_name
+
+
+def prose(page: Path) -> tuple[int, int]:
+    """A built page's prose: its words (code, literal blocks and the collapsed kernel diff left out; tables and
+    captions counted) and the words of its longest paragraph."""
+    text = page.read_text(encoding="utf-8")
+    found = re.search(r"<article.*?</article>", text, re.S)
+    text = found.group(0) if found else text
+    for block in (r"<(script|style)\b.*?</\1>", r'<details class="kernel-diff">.*?</details>', r"<pre.*?</pre>"):
+        text = re.sub(block, " ", text, flags=re.S)
+
+    def count(fragment: str) -> int:
+        return len(html.unescape(re.sub(r"<[^>]+>", " ", fragment)).split())
+
+    return count(text), max((count(p) for p in re.findall(r"<p>(.*?)</p>", text, re.S)), default=0)
+
+
+@pytest.mark.slow
+def test_each_chapter_is_at_most_2000_words_of_prose_in_paragraphs_of_at_most_150(site: Path) -> None:
+    measured = {chapter: prose(site / "chapters" / f"{chapter}.html") for chapter in CHAPTERS}
+    long = {chapter: m for chapter, m in measured.items() if m[0] > 2000 or m[1] > 150}
+    assert long == {}, "chapters over 2,000 words of prose or with a paragraph over 150 words (words, longest)"
+
+
+@pytest.mark.slow
+def test_every_diagram_links_to_its_full_size_image(site: Path) -> None:
+    # On a phone a diagram is drawn a screen wide, its text a few pixels tall: a tap opens the image itself.
+    found = 0
+    for page in built_pages(site):
+        for figure in re.findall(r'<figure class="diagram.*?</figure>', page.read_text(encoding="utf-8"), re.S):
+            found += 1
+            link = re.search(r'<a class="reference internal image-reference" href="([^"]+\.svg)"><img', figure)
+            assert link and (page.parent / link.group(1)).is_file(), f"{page.name}: a diagram without its link"
+    assert found >= 5, f"only {found} diagrams found"

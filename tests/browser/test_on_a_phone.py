@@ -62,6 +62,7 @@ def test_the_ladder_table_scrolls_inside_its_own_box_on_a_phone(browser: Any, ba
                 box = box.parentElement;
               const r = box.getBoundingClientRect();
               return {tag: box.tagName, overflow: getComputedStyle(box).overflowX, left: r.left, right: r.right,
+                      shadow: getComputedStyle(box).backgroundImage,
                       table: table.getBoundingClientRect().width, inner: box.clientWidth,
                       page: document.documentElement.scrollWidth - window.innerWidth};
             }"""
@@ -74,6 +75,7 @@ def test_the_ladder_table_scrolls_inside_its_own_box_on_a_phone(browser: Any, ba
     assert fits or box["overflow"] in ("auto", "scroll"), f"the ladder table overflows its box: {box}"
     assert box["tag"] != "ARTICLE" or fits, f"the ladder table has no scrolling box of its own: {box}"
     assert box["left"] >= 0 and box["right"] <= 391, f"the ladder table's box leaves the screen: {box}"
+    assert fits or "radial-gradient" in box["shadow"], f"the ladder table's box does not show that it scrolls: {box}"
 
 
 def test_charts_on_a_phone_show_no_text_under_9_pt_and_none_overlapping(on_a_phone: dict[str, Any]) -> None:
