@@ -455,7 +455,7 @@ def attempts_table(found: list[Any], *, with_run: bool = True) -> Table:
     """Rows of steps runs, (run, variant, row) each: what changed, TFLOPS, ratio to cuBLAS, step, kept; the run's
     title too where the rows come from several runs."""
     header = ["Variant", "What changed", "Run", "TFLOPS", f"{TIMES} cuBLAS [95% interval]", "Step [95% interval]",
-              "Kept"]  # fmt: skip
+              "Kept in a version"]  # fmt: skip
 
     def step(row: dict[str, Any]) -> str:
         s = row.get("step")
