@@ -352,6 +352,17 @@ def steps_caption(data: Data, runs: list[Any]) -> str:
     return f"at {shapes}, each variant paired with its run's cuBLAS: {runs_text(data, runs)}."
 
 
+def tryit_caption(data: Data, version: str) -> str:
+    """A Try it table's caption: the runs that timed its rows, then the runs that checked its edits."""
+    timed, edits = tryit_runs(data, version), results.tryit_entries(data, version)
+    parts = [steps_caption(data, timed).rstrip(".")] if timed else []
+    if data is not None and edits:
+        runs = sorted({e["run_id"] for e in edits})
+        parts.append(f"edits checked on the GPU, not timed, in run{'s' if len(runs) > 1 else ''} {', '.join(runs)} "
+                     f"({dates(edits)})")  # fmt: skip
+    return "; ".join(parts) + "." if parts else f"These changes are {NOT_MEASURED}."
+
+
 def build_caption(record: dict[str, Any] | None) -> str:
     if record is None:
         return "The build record is not written yet (``python -m matmul_bench buildcheck --record``)."
@@ -376,7 +387,7 @@ def caption_values(data: Data, record: dict[str, Any] | None) -> Iterator[tuple[
         label = versions.label(version)
         yield f"{version}.chart_caption", caption(f"Every version's TFLOPS against the tensor-core peak at its "
                                                   f"clock, {label} highlighted. {ladder}")  # fmt: skip
-        yield f"{version}.tryit_caption", caption(steps_caption(data, tryit_runs(data, version)))
+        yield f"{version}.tryit_caption", caption(tryit_caption(data, version))
     for run in results.steps_runs(data):
         yield f"steps-{run_slug(run)}.caption", caption(steps_caption(data, [run]))
 
