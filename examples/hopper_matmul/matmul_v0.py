@@ -53,7 +53,7 @@ class MatmulV0(tilus.Script):
             # One thread tells the barrier how many bytes TMA will deliver.
             with self.single_thread():
                 self.mbarrier.arrive_and_expect_tx(loaded[0], transaction_bytes=sa.nbytes + sb.nbytes)
-            # One warp issues the copies; the TMA engine does the address math.
+            # Warp 0 enters; Tilus issues each copy from one lane picked by elect.sync. TMA does the address math.
             with self.thread_group(thread_begin=0, num_threads=32):
                 self.tma.global_to_shared(src=ga, dst=sa, offsets=[offset_m, offset_k], mbarrier=loaded[0])
                 self.tma.global_to_shared(src=gb, dst=sb, offsets=[offset_n, offset_k], mbarrier=loaded[0])

@@ -53,7 +53,7 @@ class MatmulV1(tilus.Script):
             # One thread tells the barrier how many bytes TMA will deliver.
             with self.single_thread():
                 self.mbarrier.arrive_and_expect_tx(loaded[0], transaction_bytes=sa.nbytes + sb.nbytes)
-            # One warp issues the copies; the TMA engine does the address math.
+            # Warp 0 enters; Tilus issues each copy from one lane picked by elect.sync. TMA does the address math.
             with self.thread_group(thread_begin=0, num_threads=32):
                 self.tma.global_to_shared(src=ga, dst=sa, offsets=[offset_m, offset_k], mbarrier=loaded[0])
                 self.tma.global_to_shared(src=gb, dst=sb, offsets=[offset_n, offset_k], mbarrier=loaded[0])
@@ -66,8 +66,9 @@ class MatmulV1(tilus.Script):
             self.wgmma.mma(sa, sb.transpose(), acc)  # C += A @ B^T, issued by the whole warp group
             self.wgmma.commit_group()  # close the batch of MMAs just issued
             self.wgmma.wait_group(0)  # and wait until it has finished reading shared memory
-            # Every warp must be past its barrier wait and done reading the tiles before the next
-            # iteration re-arms the barrier and TMA overwrites the tiles.
+            # Kept from V0. PTX promises only that each warp's wait_group(0) covers its own part of the MMA, so by
+            # PTX alone this sync is what makes every warp done with the tiles before they are re-armed and
+            # overwritten. On the hardware the warp group's MMA appears to finish as a whole: the sync is conservative.
             self.sync()
 
         # Round to fp16 and store; rows and columns past M and N are masked off.

@@ -73,7 +73,7 @@ class MatmulV2(tilus.Script):
                     self.mbarrier.arrive_and_expect_tx(
                         loaded[ahead], transaction_bytes=sa[ahead].nbytes + sb[ahead].nbytes
                     )
-                # One warp issues the copies; the TMA engine does the address math.
+                # Warp 0 enters; Tilus issues each copy from one lane picked by elect.sync. TMA does the address math.
                 with self.thread_group(thread_begin=0, num_threads=32):
                     self.tma.global_to_shared(
                         src=ga, dst=sa[ahead], offsets=[offset_m, ahead_k], mbarrier=loaded[ahead]
@@ -89,7 +89,8 @@ class MatmulV2(tilus.Script):
             self.wgmma.mma(sa[stage], sb[stage].transpose(), acc)  # C += A @ B^T, issued by the whole warp group
             self.wgmma.commit_group()  # close the batch of MMAs just issued
             self.wgmma.wait_group(0)  # and wait until it has finished reading shared memory
-            # Every warp must be done reading this stage before the next iteration refills it.
+            # Kept from V1: by PTX's rules alone it makes every warp done with this stage before the refill;
+            # the hardware appears to finish the warp group's MMA as a whole, so it is conservative (see V1's page).
             self.sync()
             stage = (stage + 1) % self.num_stages
             phase = phase ^ (stage == 0)
