@@ -442,7 +442,7 @@ PERFORMANCE = [
 ]  # fmt: skip
 
 
-def performance_table(version: str, data: Data, named: dict[str, str]) -> Table:
+def performance_table(version: str, data: Data, named: dict[str, str], record: dict[str, Any] | None = None) -> Table:
     """One version's numbers in the ladder: throughput, ratio, step, clock, peaks, configuration, counters, runs."""
     header = ["Quantity", versions.label(version)]
     row, run = results.ladder_row(data, version), results.ladder(data)
@@ -457,8 +457,12 @@ def performance_table(version: str, data: Data, named: dict[str, str]) -> Table:
         rows[4][1] = "first version"
     labels = {key: label for key, label, _ in COUNTERS.values()}
     counters = {k: v for k, v in (row.get("counters") or {}).items() if isinstance(v, int | float)}
-    rows += [[labels.get(k, k.replace("_", " ")), counter_text(k, v)] for k, v in counters.items()] or [
-        ["Profiler counters", NOT_RECORDED]]  # fmt: skip
+    sass = ((record or {}).get("versions", {}).get(version) or {}).get("sass", {})
+    no_stores = bool(sass) and sass.get("STS", 0) + sass.get("STSM", 0) == 0  # TMA's writes are not st.shared
+    none = "n/a (no st.shared)"
+    shown = [[labels.get(k, k.replace("_", " ")), none if no_stores and k.startswith("smem_store")
+               else counter_text(k, v)] for k, v in counters.items()]  # fmt: skip
+    rows += shown or [["Profiler counters", NOT_RECORDED]]
     return rows  # which runs: the caption; their commits and dates: the method page's provenance
 
 
@@ -726,7 +730,7 @@ def files(data: Data, record: dict[str, Any] | None, docs: Path = paths.DOCS_DIR
         lines.append(f".. |{name}| replace:: {text}")
     for version in versions.names():
         out[f"{version}-build.csv"] = csv_text(build_table(version, record)[0])
-        out[f"{version}-performance.csv"] = csv_text(performance_table(version, data, named))
+        out[f"{version}-performance.csv"] = csv_text(performance_table(version, data, named, record))
         out[f"{version}-tryit.csv"] = csv_text(tryit_table(version, data))
         out[f"{version}-budget.csv"] = csv_text(budget_table(version, record, data))
     out["values.rst"] = "\n".join(lines) + "\n"
