@@ -7,8 +7,9 @@ every format of ``plot_formats``: the SVG that the page shows and a PNG that the
 
 The plot directive redraws a chart only when its image is older than its script; it does not know
 that the script reads the results file. So at the start of a build every chart image older than the
-results file is deleted, and the pages that show it, which depend on the results file
-(:mod:`matmul_site.sphinx.fact_blocks`), draw it afresh when they are read again.
+results file is deleted, and the pages that show it, which depend on the generated values (every page includes
+``docs/_generated/values.rst``, which :mod:`matmul_site.render` rewrites when the results change), draw it afresh
+when they are read again.
 """
 
 from __future__ import annotations
