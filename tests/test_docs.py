@@ -538,3 +538,15 @@ def test_every_diagram_links_to_its_full_size_image(site: Path) -> None:
             link = re.search(r'<a class="reference internal image-reference" href="([^"]+\.svg)"><img', figure)
             assert link and (page.parent / link.group(1)).is_file(), f"{page.name}: a diagram without its link"
     assert found >= 5, f"only {found} diagrams found"
+
+
+@pytest.mark.slow
+def test_a_newer_results_file_with_the_same_values_redraws_every_chart_and_reads_only_their_pages(
+    built: Path, tmp_path: Path
+) -> None:
+    newer = tmp_path / "nvidia-h200.json"
+    shutil.copy(paths.results_file(), newer)  # a fresh copy: newer than every chart drawn from the original
+    build(DOCS, built / "html", results_file=newer, log="newer")
+    with_charts = {rst.relative_to(DOCS).with_suffix("").as_posix() for rst in RST if ".. plot::" in rst.read_text()}
+    assert len(with_charts) >= len(CHAPTERS) + 2
+    assert pages_in_log(built, "newer", "reading sources") == with_charts

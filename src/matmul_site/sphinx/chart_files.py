@@ -7,9 +7,8 @@ every format of ``plot_formats``: the SVG that the page shows and a PNG that the
 
 The plot directive redraws a chart only when its image is older than its script; it does not know
 that the script reads the results file. So at the start of a build every chart image older than the
-results file is deleted, and the pages that show it, which depend on the generated values (every page includes
-``docs/_generated/values.rst``, which :mod:`matmul_site.render` rewrites when the results change), draw it afresh
-when they are read again.
+results file is deleted, and every page whose chart image is missing is read again (and so draws it afresh), even
+when the generated values it includes did not change.
 """
 
 from __future__ import annotations
@@ -62,6 +61,36 @@ def forget_charts_older_than_the_results(app: Sphinx) -> None:
                 image.unlink()
 
 
+PLOT = re.compile(r"^\.\. plot::[ \t]*(\S*)\n((?:[ \t]+.*\n|[ \t]*\n)*)", re.M)
+
+
+def charts_of(app: Sphinx, source: str) -> list[Path]:
+    """The PNG of each chart a page's source draws: a script's (``.. plot:: plot_sweep.py``) or inline code's
+    (``:filename-prefix: plot_v3``)."""
+    found = []
+    for script, body in PLOT.findall(source):
+        prefix = re.search(r":filename-prefix:[ \t]*(\S+)", body)
+        if script:
+            found.append(plot_build_dir(app) / f"{Path(script).stem}.png")
+        elif prefix:
+            found.append(chapter_build_dir(app) / f"{prefix.group(1)}.png")
+    return found
+
+
+def pages_whose_charts_are_gone(
+    app: Sphinx, env: Any, added: set[str], changed: set[str], removed: set[str]
+) -> list[str]:
+    """The pages to read again because an image of their charts is missing (deleted above, or never drawn)."""
+    stale = []
+    for docname in env.found_docs - added - changed:
+        path = Path(env.doc2path(docname))
+        if path.suffix == ".rst" and path.is_file():
+            if any(not png.is_file() for png in charts_of(app, path.read_text(encoding="utf-8"))):
+                stale.append(docname)
+    return stale
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("builder-inited", forget_charts_older_than_the_results)
+    app.connect("env-get-outdated", pages_whose_charts_are_gone)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
