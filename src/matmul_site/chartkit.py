@@ -144,10 +144,16 @@ def fit(
 
 
 def legend_below(
-    fig: Figure, handles: list[Any], labels: list[str], *, title: str | None = None, above_in: float = 0.0
+    fig: Figure,
+    handles: list[Any],
+    labels: list[str],
+    *,
+    title: str | None = None,
+    above_in: float = 0.0,
+    at_top: bool = False,
 ) -> float:
-    """A legend at the bottom left of the figure (or ``above_in`` inches above it, over another legend), in as many
-    columns as fit its width; returns its height."""
+    """A legend at the bottom left of the figure (or ``above_in`` inches above it, over another legend; or, with
+    ``at_top``, at its top left, over the first panel), in as many columns as fit its width; returns its height."""
     entry = [text_width_in(label) + 0.45 for label in labels]  # a handle, its gap and the label
     columns = 1
     for tried in range(len(labels), 1, -1):
@@ -160,9 +166,10 @@ def legend_below(
     fig.legend(
         handles,
         labels,
-        loc="lower left",
-        bbox_to_anchor=(0, above_in),
-        bbox_transform=fig.dpi_scale_trans,  # inches from the bottom: the figure is sized to its rows afterwards
+        loc="upper left" if at_top else "lower left",
+        bbox_to_anchor=(0, 1) if at_top else (0, above_in),
+        # at the top: the figure's own top; else inches from the bottom (the figure is sized to its rows afterwards)
+        bbox_transform=fig.transFigure if at_top else fig.dpi_scale_trans,
         ncol=columns,
         frameon=False,
         title=title,

@@ -407,9 +407,10 @@ def sweep_chart(data: Any = _USE_FILE) -> Figure:
     key = _peak_key(marked, suspect, mark, "peak at each point's SM clock")
     handles += key[0]
     labels += key[1]
-    legend_in = legend_below(fig, handles, labels)
-    bottom_in = _xlabel(bottom, "TFLOPS") + legend_in
-    fit(fig, [top, bottom], [end * LINE_IN] * 2, top_in=title_in, bottom_in=bottom_in, gap_in=gap_in)
+    # The key sits over the first panel: on a phone the ratios are read a screen above the TFLOPS panel's foot.
+    legend_in = legend_below(fig, handles, labels, at_top=True)
+    bottom_in = _xlabel(bottom, "TFLOPS")
+    fit(fig, [top, bottom], [end * LINE_IN] * 2, top_in=title_in + legend_in, bottom_in=bottom_in, gap_in=gap_in)
     return fig
 
 
