@@ -232,7 +232,7 @@ def test_a_crash_while_writing_leaves_the_old_file_whole_and_no_temp_file(
     def crash(*args: Any, **kwargs: Any) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr(results.json, "dump", crash)
+    monkeypatch.setattr(results.os, "fsync", crash)  # with the temporary file half written
     with pytest.raises(OSError, match="disk full"):
         results.write_atomic(path, fake_results.fake_file())
     assert path.read_bytes() == before

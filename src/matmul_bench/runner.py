@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import gzip
 import json
-import os
 import sys
 import tempfile
 import time
@@ -158,12 +157,8 @@ def merged_with(existing: dict[str, Any] | None, new: dict[str, Any]) -> dict[st
 
 def write_samples(path: Path, data: dict[str, Any]) -> None:
     """The raw samples as gzip-compressed JSON, written atomically (a temporary file, then a rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(fd, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as f:
-        f.write((json.dumps(data, indent=1) + "\n").encode("utf-8"))
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
+    payload = gzip.compress((json.dumps(data, indent=1) + "\n").encode("utf-8"), mtime=0)
+    results.write_bytes_atomic(path, payload)
 
 
 def read_samples(path: Path) -> dict[str, Any]:

@@ -174,14 +174,19 @@ def write_atomic(path: Path, data: dict[str, Any]) -> None:
         validate(data)
     except ResultsError as exc:
         raise ResultsError(f"{path}: refusing to write invalid results: {exc}") from exc
+    write_bytes_atomic(path, (json.dumps(data, indent=2, allow_nan=False) + "\n").encode("utf-8"))
+
+
+def write_bytes_atomic(path: Path, payload: bytes) -> None:
+    """Replace ``path`` with ``payload`` in one step (any file of the project: results, samples, generated pages)."""
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     # Same directory as the target, so os.replace is a rename within one filesystem (atomic on POSIX).
     fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     tmp = Path(tmp_name)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=2, allow_nan=False)
-            f.write("\n")
+        with os.fdopen(fd, "wb") as f:
+            f.write(payload)
             f.flush()
             os.fsync(f.fileno())  # the bytes are on disk before the name points at them
         # mkstemp makes the file private (0600); give it the mode a normally written file would have.
