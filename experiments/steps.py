@@ -69,6 +69,7 @@ VARIANTS: dict[str, tuple[str, str, dict[str, Any] | None, str]] = {
     ),
     # No pinned config: the benchmark pins what V8's config_for picks at each shape (its tile model).
     "v8": ("matmul_v8.py", "MatmulV8", None, "V8: the tile its model picks for the problem"),
+    "v0": ("matmul_v0.py", "MatmulV0", None, "V0, a slow neighbour"),
     # The menu's 128 x 192 tile pinned (two consumer groups, four stages), against the model's pick.
     "v8-128x192": (
         "matmul_v8.py",
@@ -85,6 +86,19 @@ VARIANTS: dict[str, tuple[str, str, dict[str, Any] | None, str]] = {
     ),
 }
 RUNS: dict[str, dict[str, Any]] = {
+    # The warm-up's proof (docs/method.rst, "Warm-up"): V6's ratio to cuBLAS must not depend on what runs beside it.
+    "warm-up beside a slow kernel": {
+        "after": "v6",
+        "title": "the warm-up's proof: V6 and cuBLAS beside a slow kernel (V0)",
+        "variants": ["v0", "v6"],
+        "kept": [],
+    },
+    "warm-up beside a fast kernel": {
+        "after": "v6",
+        "title": "the warm-up's proof: V6 and cuBLAS beside a fast kernel (V8)",
+        "variants": ["v8", "v6"],
+        "kept": [],
+    },
     "round 1": {
         "after": "v6",
         "title": "the epilogue, stages, tile shape and tile order",

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -158,7 +159,7 @@ def process(clock: list[float], **extra: Any) -> dict[str, Any]:
 
 
 def make_run(per_process: list[dict[str, Any]], spec: plan.RunSpec = SPEC) -> dict[str, Any]:
-    return aggregate.make_run(spec, per_process, run_id="r", date="2026-12-01", git_commit="abc", warmup=5,
+    return aggregate.make_run(spec, per_process, run_id="r", date="2026-12-01", git_commit="abc", warmup_s=1.0,
                               repeats=30, log="samples/r.json.gz")  # fmt: skip
 
 
@@ -226,7 +227,7 @@ def fake(tmp_path: Path, *argv: str, processes: int = 2, commit: str = "abc1234"
     out = ["--out", str(tmp_path / "res" / "nvidia-h200.json")] if "--out" not in argv else []
     made = make(*out, "--steps-file", str(steps), *argv)
     runs = tuple(r for r in made.runs if r.section != "sweep" or r.shape == SHAPE)
-    return cli.execute(replace(made, runs=runs, settings=plan.Settings(processes, 3, 30, 5), backend="fake",
+    return cli.execute(replace(made, runs=runs, settings=plan.Settings(processes, 3, 30, 5.0), backend="fake",
                                fake=options, git_commit=commit))  # fmt: skip
 
 
@@ -280,12 +281,35 @@ def test_a_results_file_of_another_gpu_is_refused_before_measuring(tmp_path: Pat
 
 def test_the_worker_checks_everything_first_then_alternates_the_order_round_by_round() -> None:
     run = replace(SPEC, section="sweep", shape=(1024, 1024, 1024))
-    job = {"mode": "time", "backend": "fake", "settings": {"rounds": 3, "repeats": 1, "warmup": 0, "process": 0},
+    job = {"mode": "time", "backend": "fake", "settings": {"rounds": 3, "repeats": 1, "warmup_s": 0, "process": 0},
            "runs": [run.to_json()]}  # fmt: skip
     answer, status = worker.run_job(job)
     (got,) = answer["runs"]
     assert status == 0 and got["orders"] == [["v0", "v1", "cublas"], ["cublas", "v1", "v0"], ["v0", "v1", "cublas"]]
     assert got["checks"]["v1"] == [{"ok": True, "bad": 0, "max_abs_err": 1e-4, "shape": [1024, 1024, 1024]}]
+
+
+def v6_over_cublas(neighbour: str, warmup_s: float) -> float:
+    """V6's median paired ratio to cuBLAS on the fake GPU, in a rotation with one other kernel before it."""
+    impls = tuple(plan.ImplSpec(name, "kernel", name) for name in (neighbour, "v6")) + (plan.PEER_SPECS["cublas"],)
+    run = plan.RunSpec("steps", f"beside {neighbour}", (8192, 8192, 8192), impls)
+    job = {"mode": "time", "backend": "fake", "runs": [run.to_json()],
+           "settings": {"rounds": 4, "repeats": 30, "warmup_s": warmup_s, "process": 0}}  # fmt: skip
+    answer, status = worker.run_job(job)
+    samples = answer["runs"][0]["samples"]
+    assert status == 0
+    return statistics.median(a / b for a, b in zip(samples["cublas"], samples["v6"], strict=True))
+
+
+def test_the_warm_up_makes_a_ratio_independent_of_the_neighbour_in_the_rotation() -> None:
+    # The fake GPU's power state follows what runs: without a warm-up V6 meets the state its neighbour left (the
+    # slow V0 leaves a cool GPU, V8 a hot one) and its ratio to cuBLAS moves by more than the band; with the
+    # default warm-up both rotations give V6's own ratio.
+    slow, fast = v6_over_cublas("v0", 0.0), v6_over_cublas("v8", 0.0)
+    assert abs(slow / fast - 1.0) > 0.015
+    slow, fast = v6_over_cublas("v0", plan.DEFAULT.warmup_s), v6_over_cublas("v8", plan.DEFAULT.warmup_s)
+    assert abs(slow / fast - 1.0) < 0.005
+    assert fast == pytest.approx(worker.FAKE_MS["cublas"] / worker.FAKE_MS["v6"], rel=0.005)
 
 
 def test_the_sampler_reads_only_while_a_window_is_open() -> None:

@@ -11,7 +11,7 @@ from matmul_bench.plan import RunSpec
 from matmul_data import results, stats
 
 CUBLAS = results.CUBLAS
-METHOD_VERSION = 3  # clocks sampled inside the timed kernels; runs merge only with runs of the same method
+METHOD_VERSION = 4  # a warm-up of seconds per impl and round; runs merge only with runs of the same method
 
 
 def pooled(per_process: Sequence[dict[str, Any]], key: str, impl: str) -> list[float]:
@@ -29,6 +29,7 @@ def make_row(spec: RunSpec, impl: str, per_process: Sequence[dict[str, Any]],
     """One row: latency from every (process, round) sample, ratios paired within each round."""
     latency = float(statistics.median(pooled(per_process, "samples", impl)))
     clocks, power = pooled(per_process, "clocks", impl), pooled(per_process, "power", impl)
+    busy = [x for p in per_process for x in (p.get("busy") or {}).get(impl, [])]
     title = next(i.title for i in spec.impls if i.name == impl) or per_process[0].get("titles", {}).get(impl)
     to_cublas = paired(per_process, CUBLAS, impl)
     row: dict[str, Any] = {
@@ -37,6 +38,7 @@ def make_row(spec: RunSpec, impl: str, per_process: Sequence[dict[str, Any]],
         "ratio_to_cublas": stats.interval(to_cublas),
         "sm_clock_mhz": float(statistics.median(clocks)) if clocks else None,
         "power_w": float(statistics.median(power)) if power else None,
+        "busy": float(statistics.median(busy)) if busy else None,
         "config": dict(per_process[0]["configs"].get(impl) or {}),
         "title": title,
         "samples": {"ratio_to_cublas": [[round(x, 6) for x in g] for g in to_cublas]},  # what runs merge from
@@ -54,7 +56,7 @@ def make_row(spec: RunSpec, impl: str, per_process: Sequence[dict[str, Any]],
 
 
 def make_run(spec: RunSpec, per_process: Sequence[dict[str, Any]], *, run_id: str, date: str, git_commit: str,
-             warmup: int, repeats: int, log: str | None,
+             warmup_s: float, repeats: int, log: str | None,
              counters: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
     """The results file's run of one RunSpec; a peer some process could not run is in ``peers_missing``, no row."""
     if not per_process:
@@ -69,7 +71,7 @@ def make_run(spec: RunSpec, per_process: Sequence[dict[str, Any]], *, run_id: st
         raise ValueError(f"{spec.name}: every impl needs the same number of rounds in every process, got {rounds}")
     m, n, k = spec.shape
     run: dict[str, Any] = {"run_id": run_id, "date": date, "git_commit": git_commit, "shape": {"m": m, "n": n, "k": k},
-                           "rounds": rounds.pop(), "processes": len(per_process), "warmup": warmup,
+                           "rounds": rounds.pop(), "processes": len(per_process), "warmup_s": warmup_s,
                            "repeats": repeats, "log": log, "method": METHOD_VERSION,
                            "rows": {i.name: make_row(spec, i.name, per_process, counters)
                                     for i in spec.impls}}  # fmt: skip
@@ -90,5 +92,5 @@ def runs_from_samples(data: dict[str, Any], log: str | None) -> list[dict[str, A
     """Every run of a raw-sample file recomputed: the numbers the results file got (``log``: the file's path)."""
     settings = data["settings"]
     return [make_run(RunSpec.from_json(entry["spec"]), entry["processes"], run_id=data["run_id"], date=data["date"],
-                     git_commit=data["git_commit"], warmup=settings["warmup"], repeats=settings["repeats"], log=log,
+                     git_commit=data["git_commit"], warmup_s=settings["warmup_s"], repeats=settings["repeats"], log=log,
                      counters=entry.get("counters")) for entry in data["runs"]]  # fmt: skip

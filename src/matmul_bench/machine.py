@@ -142,12 +142,22 @@ def nvml_reader(uuid: str) -> Callable[[], Reading] | None:
         return None
     import pynvml
 
+    instant = getattr(pynvml, "NVML_FI_DEV_POWER_INSTANT", None)
+
+    def instant_power() -> float | None:
+        """The board's instantaneous power (drivers that report it), not the 1 s average of GetPowerUsage."""
+        (field,) = pynvml.nvmlDeviceGetFieldValues(handle, [instant])
+        return field.value.uiVal / 1000.0 if field.nvmlReturn == 0 and field.value.uiVal else None
+
     def read() -> Reading:
         clock = power = None
         with contextlib.suppress(Exception):
             clock = float(pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM))
         with contextlib.suppress(Exception):
-            power = pynvml.nvmlDeviceGetPowerUsage(handle) / 1000.0
+            power = instant_power() if instant is not None else None
+        if power is None:
+            with contextlib.suppress(Exception):
+                power = pynvml.nvmlDeviceGetPowerUsage(handle) / 1000.0
         # A zero is NVML having no reading, not a measurement (and the results file takes positive numbers only).
         return (clock if clock else None), (power if power else None)
 

@@ -36,16 +36,22 @@ TIMEOUT_S = 1800.0  # per worker process
 
 @dataclass(frozen=True)
 class Settings:
-    """How each process times: ``rounds`` rounds of ``warmup`` + ``repeats`` calls per implementation."""
+    """How each process times: ``rounds`` rounds in which each implementation runs ``warmup_s`` seconds of its
+    timed loop, then ``repeats`` timed calls.
 
-    processes: int = 3
-    rounds: int = 10
+    The warm-up is long because the H200 runs at its 700 W cap under these kernels: after a slow neighbour (or
+    idle) a kernel runs up to 20% faster for its first calls, and its time settles within 1% only after 0.65-0.9 s
+    of calls at 8192^3 (docs/method.rst, "Warm-up"). Replication comes from independent runs, one process each.
+    """
+
+    processes: int = 1
+    rounds: int = 4
     repeats: int = 30
-    warmup: int = 5
+    warmup_s: float = 1.0
 
 
 DEFAULT = Settings()
-QUICK = Settings(processes=2, rounds=4, repeats=20, warmup=3)
+QUICK = Settings(processes=1, rounds=2, repeats=20, warmup_s=0.3)
 
 
 class UsageError(Exception):
@@ -150,6 +156,13 @@ def build_parser() -> argparse.ArgumentParser:
     add("--quick", action="store_true", help="a smoke run: fewer processes, rounds and shapes, into build/quick/")
     add("--autotune", action="store_true", help="let Tilus pick each configuration instead of the files' own")
     add("--out", type=Path, metavar="FILE", help="results file (default plots/results/<gpu>.json)")
+    add(
+        "--warmup-s",
+        type=float,
+        metavar="S",
+        help="seconds of warm-up per implementation and round (default "
+        f"{DEFAULT.warmup_s:g}; --quick {QUICK.warmup_s:g}); runs of different warm-ups are not merged",
+    )
     add("--dry-run", action="store_true", help="print the plan and its estimated duration; run nothing")
     return parser
 
@@ -255,7 +268,12 @@ def make_plan(args: argparse.Namespace) -> Plan:
         runs += sweep_runs(QUICK_SWEEP_SHAPES if args.quick else SWEEP_SHAPES, extra)
     if args.steps is not None:
         runs += steps_runs(args.steps, args.steps_file)
-    return Plan(runs, QUICK if args.quick else DEFAULT, ncu, args.autotune, args.quick, args.out)
+    settings = QUICK if args.quick else DEFAULT
+    if args.warmup_s is not None:
+        if not 0.0 <= args.warmup_s <= 10.0:
+            raise UsageError(f"--warmup-s {args.warmup_s:g}: give seconds from 0 to 10")
+        settings = replace(settings, warmup_s=args.warmup_s)
+    return Plan(runs, settings, ncu, args.autotune, args.quick, args.out)
 
 
 def with_configs(plan: Plan, configs: dict[tuple[str, str, str], dict[str, Any]]) -> Plan:
@@ -282,7 +300,7 @@ def process_s(plan: Plan, runs: list[RunSpec]) -> float:
             total += (0.5 + 2.0 * m * n * k / 40e12 + m * n * 4e-9) * len(run.impls)
         m, n, k = run.shape
         call_s = 2.0 * m * n * k / (SUSTAINED_TFLOPS * 1e12) + 2e-4  # plus the L2 flush and the launch
-        total += s.rounds * len(run.impls) * (s.warmup + s.repeats) * call_s
+        total += s.rounds * len(run.impls) * (s.warmup_s + s.repeats * call_s)
         for impl in run.impls:
             total += TORCH_COMPILE_S if impl.kind in ("torch-compile", "triton") else 0.0
             total += (QUACK_AUTOTUNE_S if (impl.config or {}).get("tuned") else QUACK_S) if impl.kind == "quack" else 0
@@ -323,7 +341,8 @@ def describe(plan: Plan, out: str) -> str:
     lines = [
         f"Benchmark plan{' (--quick)' if plan.quick else ''}",
         f"  each run: {s.processes} fresh processes x {s.rounds} rounds (order alternating forward/reversed); "
-        f"per impl and round {s.warmup} warm-up + {s.repeats} timed calls (CUDA events, L2 flushed), median kept",
+        f"per impl and round {s.warmup_s:g} s of warm-up + {s.repeats} timed calls (CUDA events, L2 flushed before "
+        "each), median kept",
         f"  configs: {'autotuned by Tilus' if plan.autotune else 'each file pinned (its TUNED, or config_for)'}; "
         "every impl checked against float64 (NaN-poisoned C) before timing",
         *(f"  {r.name:<28} {shape_text(r.shape):<18} {', '.join(i.name for i in r.impls)}" for r in plan.runs),

@@ -121,6 +121,7 @@ def merge_figure(figure: dict[str, Any], confidence: float, band: float, sm_coun
             "ratio_to_cublas": merged_ratio(rows, "ratio_to_cublas", confidence),
             "sm_clock_mhz": clock,
             "power_w": median_of([r.get("power_w") for r in rows]),
+            "busy": median_of([r.get("busy") for r in rows]),
             "config": copy.deepcopy(last["config"]),
             "title": last["title"],
         }
@@ -141,7 +142,7 @@ def merge_figure(figure: dict[str, Any], confidence: float, band: float, sm_coun
     out.update({key: newest[key] for key in ("run_id", "date", "git_commit", "rounds", "processes")})
     if newest.get("peers_missing"):  # what the newest run could not time is what the figure lacks now
         out["peers_missing"] = copy.deepcopy(newest["peers_missing"])
-    out.update({key: newest[key] for key in ("warmup", "repeats", "log") if newest.get(key) is not None})
+    out.update({key: newest[key] for key in ("warmup", "warmup_s", "repeats", "log") if newest.get(key) is not None})
     out["replicated"] = len(runs) >= REPLICATED
     out["rows"] = merged_rows
     out["runs"] = runs
@@ -262,7 +263,9 @@ def add_run(existing: dict[str, Any] | None, new_figure: dict[str, Any], same_cu
     if (
         existing is not None
         and rotation(existing) == rotation(new_figure)
-        and all(r.get("method") == METHOD_VERSION for r in existing["runs"])
+        and all(
+            r.get("method") == METHOD_VERSION and r.get("warmup_s") == run.get("warmup_s") for r in existing["runs"]
+        )  # fmt: skip
     ):
         return {**copy.deepcopy(existing), "runs": [*copy.deepcopy(existing["runs"]), copy.deepcopy(run)]}
     fresh = copy.deepcopy(new_figure)

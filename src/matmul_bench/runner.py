@@ -71,7 +71,7 @@ def job(plan: Plan, mode: str, runs: Sequence[RunSpec], process: int = 0) -> dic
     """The job a worker runs."""
     s = plan.settings
     return {"mode": mode, "backend": plan.backend, "fake": plan.fake, "autotune": plan.autotune,
-            "settings": {"rounds": s.rounds, "repeats": s.repeats, "warmup": s.warmup, "process": process},
+            "settings": {"rounds": s.rounds, "repeats": s.repeats, "warmup_s": s.warmup_s, "process": process},
             "runs": [r.to_json() for r in runs]}  # fmt: skip
 
 
@@ -112,8 +112,10 @@ def method(plan: Plan) -> dict[str, Any]:
     return {
         "timer": "CUDA events around each call (torch.cuda.Event), after a check against a float64 reference "
         "with C poisoned by NaN at the timed shape",
-        "warmup": s.warmup,
+        "warmup_s": s.warmup_s,
         "repeats": s.repeats,
+        "warmup": "before its timed calls in each round, an implementation runs the same loop (L2 flush, call) for "
+        "warmup_s seconds, so that the GPU's power and clock state is its own, not its neighbour's",
         "statistic": "latency: median over every (process, round) of the per-round median of the timed calls",
         "interval": "percentile bootstrap of the median paired ratio that resamples runs, then processes, then "
         "rounds, widened to hold every run's median, at the Bonferroni level over the file's verdicts "
@@ -121,9 +123,10 @@ def method(plan: Plan) -> dict[str, Any]:
         "l2_flush": "512 MiB zero-fill before each timed call (several times the 50-60 MB L2)",
         "order": "a run is every impl at one shape, cuBLAS (torch.matmul) among them, in a few fresh processes; "
         "in each, rounds in alternating order (forward, reversed); ratios pair the impls of the same round",
-        "clocks": "NVML SM clock and board power polled every 5 ms; a reading counts only when it falls inside "
-        "one of the timed kernels (CUDA events placed in host time); each row gives the medians, null when none "
-        "fell inside",
+        "clocks": "NVML SM clock and board power polled every 5 ms from halfway through the warm-up to the last "
+        "timed call, when only this implementation's loop has run for half a second or more; counted only where "
+        "the kernel fills at least 80% of its timed loop (the rest is the L2 flush); each row gives the medians, "
+        "null where none counted",
         "configs": "autotuned by Tilus at each shape" if plan.autotune
         else "pinned to those tuned at 8192^3 (each kernel file's TUNED)",
     }  # fmt: skip
@@ -233,7 +236,7 @@ def run_plan(plan: Plan) -> int:
             counters = run_counters(plan, spec, progress) if plan.ncu and spec.profile else None
             samples["runs"].append({"spec": spec.to_json(), "processes": per_run[spec.name], "counters": counters})
             runs.append(aggregate.make_run(spec, per_run[spec.name], run_id=run_id, date=date, git_commit=commit,
-                                           warmup=plan.settings.warmup, repeats=plan.settings.repeats, log=log_rel,
+                                           warmup_s=plan.settings.warmup_s, repeats=plan.settings.repeats, log=log_rel,
                                            counters=counters))  # fmt: skip
             for name, entry in runs[-1].get("peers_missing", {}).items():
                 say(f"{section}: {name} could not run at {shape_text(spec.shape)}, recorded in peers_missing and "

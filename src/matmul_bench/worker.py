@@ -9,6 +9,7 @@ an optional peer that cannot run, or is wrong, is left out and reported in its r
 from __future__ import annotations
 
 import json
+import math
 import statistics
 import sys
 import time
@@ -33,6 +34,23 @@ class Prepared:
     config: dict[str, Any]
     title: str | None
     check: Callable[[Shape], dict[str, Any]]
+
+
+@dataclass
+class Timing:
+    """One implementation's turn in a round: the median timed call, the host-time span whose NVML readings describe
+    its loop (from halfway through the warm-up to the last timed call), and the share of that loop spent in its
+    kernels (the rest is the L2 flush and launch gaps): a clock or power is the kernel's only where that share is
+    high (:data:`BUSY_MIN`)."""
+
+    ms: float
+    span: machine.Span
+    busy: float
+
+
+# Below this share of the timed loop in the kernel itself, NVML's clock and power describe the L2 flush as much as
+# the kernel: they are not recorded for it.
+BUSY_MIN = 0.8
 
 
 class CudaBackend:
@@ -103,27 +121,39 @@ class CudaBackend:
 
         return Prepared(call, dict(config if config is not None else tuned(kernel)), title, check)
 
-    def time_ms(self, prepared: Prepared, warmup: int, repeats: int) -> tuple[float, list[machine.Span]]:
-        """Median of the timed calls (L2 flushed before each, CUDA events), and each call's span in host time."""
+    def time_ms(self, prepared: Prepared, warmup_s: float, repeats: int) -> Timing:
+        """The median of ``repeats`` timed calls (L2 flushed before each, CUDA events) after ``warmup_s`` seconds of
+        the same loop: the power and clock state the timed calls meet is this implementation's, not its neighbour's."""
         import torch
 
         if self.flush is None:
             self.flush = torch.empty(512 * 1024 * 1024 // 4, dtype=torch.int32, device="cuda")
-        for _ in range(warmup):
-            prepared.call()
-        torch.cuda.synchronize()
+        began, batch = time.perf_counter(), 1
+        while True:  # in batches of about 20 ms, so that the host never runs more than that ahead of the GPU
+            start = time.perf_counter()
+            for _ in range(batch):
+                self.flush.zero_()
+                prepared.call()
+            torch.cuda.synchronize()
+            now = time.perf_counter()
+            if now - began >= warmup_s:
+                break
+            batch = max(1, min(10_000, int(0.02 * batch / max(now - start, 1e-6))))
         anchor = torch.cuda.Event(enable_timing=True)  # recorded on the idle GPU right after a host timestamp
         events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(repeats)]
         host = time.perf_counter()
         anchor.record()
-        for start, end in events:
+        for start_event, end_event in events:
             self.flush.zero_()
-            start.record()
+            start_event.record()
             prepared.call()
-            end.record()
+            end_event.record()
         torch.cuda.synchronize()
-        spans = [(host + anchor.elapsed_time(s) / 1e3, host + anchor.elapsed_time(e) / 1e3) for s, e in events]
-        return statistics.median(s.elapsed_time(e) for s, e in events), spans
+        times = [s.elapsed_time(e) for s, e in events]
+        window_ms = anchor.elapsed_time(events[-1][1]) - anchor.elapsed_time(events[0][0])
+        settled = began + warmup_s / 2.0  # readings from here on describe this implementation's loop
+        return Timing(statistics.median(times), (settled, host + anchor.elapsed_time(events[-1][1]) / 1e3),
+                      sum(times) / max(window_ms, 1e-9))  # fmt: skip
 
     def sampler(self) -> machine.WindowSampler:
         """NVML's clock and power, polled while a window is open."""
@@ -152,20 +182,31 @@ FAKE_MS = {
     "v5": 1.7,
     "v6": 1.6,
     "v7": 1.55,
+    "v8": 1.5,
     "cublas": 1.5,
     "triton-templates": 1.58,
     "quack": 1.45,
     "quack-autotuned": 1.42,
 }  # fmt: skip  (8192^3; others 1.6)
+FAKE_TAU_S = 0.05  # how fast the fake GPU's power state follows the running impl (made up)
+FAKE_POWER_EFFECT = 0.2  # relative speed per unit of power-state difference
 
 
 class FakeBackend(CudaBackend):
-    """A stand-in GPU for the CPU tests: made-up times, the same for each impl up to a clock shared by its round."""
+    """A stand-in GPU for the CPU tests: made-up times, and a power state that its neighbour leaves behind.
+
+    Each impl draws power in proportion to its speed (cuBLAS 1.0); the GPU's state moves toward what the running
+    impl draws with a time constant of :data:`FAKE_TAU_S` (simulated time, nothing sleeps). An impl meeting a state
+    cooler than its own runs faster than at its steady state (power headroom), a hotter one slower, by
+    :data:`FAKE_POWER_EFFECT` per unit of difference: the warm-up is what makes its time its own.
+    """
 
     def __init__(self, fake: dict[str, Any], process: int) -> None:
         super().__init__()
         self.fail, self.missing, self.process = fake.get("fail_check"), set(fake.get("missing_peers") or ()), process
         self.rounds: dict[int, int] = {}
+        self.state = 0.0  # an idle GPU
+        self.draws: dict[int, float] = {}
 
     def device(self) -> dict[str, Any]:
         """The H200 the tests pretend to have."""
@@ -184,17 +225,25 @@ class FakeBackend(CudaBackend):
         if impl["name"] in self.missing:
             raise ModuleNotFoundError(f"No module named {impl['kind']!r} (the fake backend's stand-in)")
         ok = impl["name"] != self.fail
-        ms = FAKE_MS.get(impl["name"], 1.6) * shape[0] * shape[1] * shape[2] / 8192**3
+        scale = FAKE_MS.get(impl["name"], 1.6)
+        ms = scale * shape[0] * shape[1] * shape[2] / 8192**3
         check = lambda at: {"ok": ok, "bad": 0 if ok else 17, "max_abs_err": 1e-4 if ok else 7.0}  # noqa: E731
-        return Prepared(lambda: ms, dict(impl["config"] or {"block_m": 128}), impl["title"] or impl["name"], check)
+        prepared = Prepared(lambda: ms, dict(impl["config"] or {"block_m": 128}), impl["title"] or impl["name"], check)
+        self.draws[id(prepared)] = FAKE_MS["cublas"] / scale  # power in proportion to speed, cuBLAS's 1.0
+        return prepared
 
-    def time_ms(self, prepared: Prepared, warmup: int, repeats: int) -> tuple[float, list[machine.Span]]:
-        """The made-up time scaled by a clock of this process and round; the span reaches past the call, so that
-        the sampler's reading as the window closes falls inside it even on a loaded CPU."""
+    def time_ms(self, prepared: Prepared, warmup_s: float, repeats: int) -> Timing:
+        """The made-up time at the state the warm-up left, scaled by a clock of this process and round; the span
+        reaches past the call, so that the sampler's reading as the window closes falls inside it on a loaded CPU."""
         round_ = self.rounds[id(prepared)] = self.rounds.get(id(prepared), -1) + 1
+        base_ms = prepared.call()
+        draw = self.draws[id(prepared)]
+        self.state = draw + (self.state - draw) * math.exp(-warmup_s / FAKE_TAU_S)
+        ms = base_ms * (1.0 + FAKE_POWER_EFFECT * (self.state - draw))
+        self.state = draw + (self.state - draw) * math.exp(-repeats * ms / 1e3 / FAKE_TAU_S)
         began = time.perf_counter()
         time.sleep(0.002)
-        return prepared.call() * (1.0 + 0.05 * ((self.process * 3 + round_) % 4) / 3), [(began, began + 0.05)]
+        return Timing(ms * (1.0 + 0.05 * ((self.process * 3 + round_) % 4) / 3), (began, began + 0.05), 0.95)
 
     def sampler(self) -> machine.WindowSampler:
         """A constant clock and power."""
@@ -275,18 +324,20 @@ def time_runs(backend: CudaBackend, job: dict[str, Any]) -> tuple[list[dict[str,
     try:
         for run, prepared, answer in zip(job["runs"], prepared_runs, out, strict=True):
             names = [impl["name"] for impl in run["impls"] if impl["name"] in prepared]
-            samples, clocks, power = ({n: [] for n in names} for _ in range(3))
+            samples, clocks, power, busy = ({n: [] for n in names} for _ in range(4))
             orders = []
             for r in range(settings["rounds"]):
                 orders.append(names if r % 2 == 0 else names[::-1])  # no impl always follows the same one
                 for name in orders[-1]:
                     with sampler.window(name):
-                        ms, spans = backend.time_ms(prepared[name], settings["warmup"], settings["repeats"])
-                    samples[name].append(ms)
-                    got_clocks, got_power = sampler.take(name, spans)  # readings inside the timed kernels only
-                    clocks[name] += got_clocks
-                    power[name] += got_power
-            answer.update(samples=samples, clocks=clocks, power=power, orders=orders)
+                        timing = backend.time_ms(prepared[name], settings["warmup_s"], settings["repeats"])
+                    samples[name].append(timing.ms)
+                    busy[name].append(round(timing.busy, 4))
+                    got_clocks, got_power = sampler.take(name, [timing.span])
+                    if timing.busy >= BUSY_MIN:  # else the readings describe the L2 flush as much as the kernel
+                        clocks[name] += got_clocks
+                        power[name] += got_power
+            answer.update(samples=samples, clocks=clocks, power=power, busy=busy, orders=orders)
     finally:
         sampler.close()
     return out, None

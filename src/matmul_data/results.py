@@ -17,7 +17,8 @@ Layout (schema 2)::
 A Run is one interleaved session at one shape::
 
     run_id, date, git_commit, shape {m, n, k}, rounds, processes
-    warmup, repeats, log              (optional) calls per round, and the raw samples' log (relative to plots/results)
+    warmup_s, repeats, log            (optional) seconds of warm-up and calls timed per impl and round, and the raw
+                                      samples' log (relative to plots/results); runs of method 3 have warmup (calls)
     rows {impl: Row}                  impl is "v<N>", "cublas", a peer of versions.PEERS or a variant's name
     after, title                      (steps only) the version the attempts start from, and what they try
     peers_missing {impl: {version, error}}   (optional) peers asked for (record --peers) that could not run on
@@ -42,7 +43,9 @@ A Row is one implementation in that run::
     ratio_to_cublas {median, low, high}   paired with the cuBLAS of the same round; 95% interval
     step {over, median, low, high}    (optional) paired ratio to another row of the same run:
                                       the previous version in the ladder, the baseline in steps
-    sm_clock_mhz, power_w             medians sampled during this row's timed windows (null: not sampled)
+    sm_clock_mhz, power_w             medians sampled during this row's loop (null: not sampled, or not its own)
+    busy                              (optional) the share of the timed loop spent in the kernel (the rest: L2
+                                      flush, launch gaps); a clock or power is recorded only where it is 0.8 or more
     config                            the tuned configuration ({} for library calls)
     title                             what it is (a version's TITLE, a peer's label, a variant's change)
     counters                          (ladder and steps, optional) ncu: tensor pipe and DRAM throughput, %;

@@ -155,6 +155,8 @@ def _validate_row(
             raise _fail(f"{field}.step.over", "must name another row of the same run", row["step"]["over"])
     _number(row, "sm_clock_mhz", field, optional=True)
     _number(row, "power_w", field, optional=True)
+    if row.get("busy") is not None:
+        _number(row, "busy", field)
     _dict(_get(row, "config", field), f"{field}.config")
     _string(row, "title", field)
     counters = row.get("counters")
@@ -184,8 +186,10 @@ def _validate_run(run: Any, field: str, *, steps: bool = False, band: float | No
     _integer(run, "rounds", field)
     _integer(run, "processes", field)
     # Optional: how each round timed a row (the method's defaults otherwise) and the raw log's path.
-    if run.get("warmup") is not None:
+    if run.get("warmup") is not None:  # method 3 and older: calls
         _integer(run, "warmup", field, minimum=0)
+    if run.get("warmup_s") is not None:  # method 4: seconds of the timed loop
+        _number(run, "warmup_s", field, positive=False)
     if run.get("repeats") is not None:
         _integer(run, "repeats", field)
     if run.get("log") is not None:
@@ -337,7 +341,11 @@ def validate(data: dict[str, Any]) -> None:
     method = _dict(_get(data, "method", ""), "method")
     for key in ("timer", "statistic", "interval", "l2_flush", "order", "clocks"):
         _string(method, key, "method")
-    _integer(method, "warmup", "method", minimum=0)
+    if isinstance(method.get("warmup"), int):  # method 3 and older: calls per round
+        _integer(method, "warmup", "method", minimum=0)
+    else:
+        _string(method, "warmup", "method")
+        _number(method, "warmup_s", "method", positive=False)
     _integer(method, "repeats", "method")
     problem = _dict(_get(data, "problem", ""), "problem")
     for key in ("m", "n", "k"):

@@ -584,14 +584,22 @@ def provenance_table(data: Data) -> Table:
         ["Software", f"CUDA {s['cuda']}, cuBLAS {s.get('cublas', NOT_RECORDED)}, torch {s['torch']}, "
                      f"Tilus {s['tilus']}, Python {s['python']}"],
         ["Problem", f"{numfmt.shape_text(p)}, {p['dtype']} inputs, {p['accumulate']} accumulation"],
-        ["Timer", escape(f"{m['timer']}, {m['warmup']} warm-up and {m['repeats']} timed calls per round; "
+        ["Timer", escape(f"{m['timer']}; {m['repeats']} timed calls per implementation and round; "
                          f"L2 flush: {m['l2_flush']}")],
+        ["Warm-up", escape(warmup_text(m))],
         ["Order", escape(m["order"])], ["Statistic", escape(f"{m['statistic']}; {m['interval']}")],
         ["Clocks and power", escape(m["clocks"])],
         *([f"Run {run_id} (earlier method)", escape(note)] for run_id, note in (m.get("earlier_runs") or {}).items()),
         ["Dates", dates([*runs, *data.get("tryit", [])]) if runs else NOT_MEASURED],
         ["Results file", literal(f"plots/results/{path.name}") if path else NOT_MEASURED],
     ]  # fmt: skip
+
+
+def warmup_text(method: dict[str, Any]) -> str:
+    """The method's warm-up in words: seconds of the timed loop (method 4), or a count of calls (older records)."""
+    if "warmup_s" in method:
+        return f"{method['warmup_s']:g} s per implementation and round: {method['warmup']}"
+    return f"{method['warmup']} calls per implementation and round"
 
 
 def runs_table(data: Data) -> Table:
