@@ -239,8 +239,8 @@ def test_a_fake_record_runs_the_whole_protocol_and_writes_paired_results_and_raw
     assert ladder["rows"]["v1"]["step"]["median"] == pytest.approx(3.5 / 2.0)  # the fake's V0 and V1 times
     first = versions.names()[-3]
     assert sweep["rows"][first]["ratio_to_cublas"]["median"] == pytest.approx(1.5 / worker.FAKE_MS.get(first, 1.6))
-    assert steps["rows"]["v6"]["step"] == pytest.approx({"over": "v5", "median": 1.7 / 1.6, "low": 1.7 / 1.6,
-                                                         "high": 1.7 / 1.6, "verdict": "pays"})  # fmt: skip
+    step = {"over": "v5", "median": 1.7 / 1.6, "low": 1.7 / 1.6, "high": 1.7 / 1.6, "verdict": "pays", "band": 0.01}
+    assert steps["rows"]["v6"]["step"] == pytest.approx(step)
     assert (steps["title"], steps["rows"]["v6"]["kept"], steps["rows"]["v5"]["kept"]) == ("a try", True, False)
     assert ladder["rows"]["v2"]["sm_clock_mhz"] == 1755.0 and ladder["rows"]["v2"]["counters"] is None  # no ncu
     assert {r["run_id"] for r in (ladder, sweep, steps)} == {ladder["run_id"]}  # one id for one invocation

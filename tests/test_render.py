@@ -16,7 +16,7 @@ import pytest
 
 import fake_results
 from fake_results import fake_file
-from matmul_data import budget, loader, paths, results, versions
+from matmul_data import budget, loader, paths, results, stats, versions
 from matmul_site import numfmt, render
 from matmul_site.numfmt import NOT_MEASURED
 
@@ -123,8 +123,9 @@ def test_a_kernel_file_that_does_not_parse_is_one_line_naming_it(tmp_path: Path)
 
 
 def _set_step(data: dict[str, Any], impl: str, median: float, low: float, high: float) -> None:
-    data["ladder"]["rows"][impl]["step"].update(median=median, low=low, high=high)
-    data["ladder"]["rows"][impl]["step"].pop("verdict", None)
+    step = data["ladder"]["rows"][impl]["step"]
+    step.update(median=median, low=low, high=high, band=0.015)
+    step["verdict"] = stats.band_verdict(step, 0.015)
 
 
 def test_ladder_values_print_with_their_units(data: dict[str, Any], record: dict[str, Any]) -> None:
@@ -142,7 +143,7 @@ def test_steps_and_ratios_speak_by_the_rule(data: dict[str, Any], record: dict[s
     data["ladder"]["rows"]["v6"]["ratio_to_cublas"] = {"median": 0.95, "low": 0.94, "high": 0.96}
     named = render.values(data, record)
     assert named["v2.step"] == f"pays: 1.04{TIMES} [1.02, 1.06]"
-    assert named["v3.step"] == f"is at parity: 0.99{TIMES} [0.97, 1.02]"
+    assert named["v3.step"] == f"is within \u00b11.5%: 0.99{TIMES} [0.97, 1.02]"
     assert named["v5.step"] == f"costs: 0.93{TIMES} [0.91, 0.95]"
     assert named["v5.reversed"] == f"pays: 1.08{TIMES} [1.05, 1.10]"
     assert named["v6.vs_cublas"] == f"is behind cuBLAS: 0.95{TIMES} [0.94, 0.96]"
@@ -151,8 +152,8 @@ def test_steps_and_ratios_speak_by_the_rule(data: dict[str, Any], record: dict[s
 
 def test_every_ratio_prints_with_two_decimals() -> None:
     assert numfmt.ratio_text({"median": 1.0277, "low": 1.0113, "high": 1.0475}) == f"1.03{TIMES} [1.01, 1.05]"
-    recorded = {"median": 1.0277, "low": 1.0113, "high": 1.0475, "verdict": "parity"}  # against the band
-    assert numfmt.step_text(recorded) == f"is at parity: 1.03{TIMES} [1.01, 1.05]"
+    recorded = {"median": 1.0277, "low": 1.0113, "high": 1.0475, "verdict": "within", "band": 0.015}
+    assert numfmt.step_text(recorded) == f"is within \u00b11.5%: 1.03{TIMES} [1.01, 1.05]"
 
 
 def test_steps_rows_are_named_alone_and_with_their_runs_shape(data: dict[str, Any], record: dict[str, Any]) -> None:

@@ -22,7 +22,7 @@ def test_a_second_record_adds_a_run_to_each_figure_it_measures_again(tmp_path: P
         assert fake(tmp_path, "--ladder", "--sweep") == 0
     data = results.load(tmp_path / "res" / "nvidia-h200.json")
     assert [len(f["runs"]) for f in replicate.figures(data)] == [3, 3]
-    assert data["ladder"]["replicated"] and data["method"]["verdicts"]["parity_band"] >= replicate.MIN_BAND
+    assert data["ladder"]["replicated"] and data["method"]["verdicts"]["band"] >= replicate.MIN_BAND
     for figure in replicate.figures(data):
         for impl, row in figure["rows"].items():
             for run in figure["runs"]:
@@ -84,10 +84,11 @@ def test_the_recorded_file_holds_every_run_s_median_inside_its_figure_s_interval
 
 @pytest.mark.parametrize(
     ("low", "high", "word"),
-    [(1.011, 1.03, "pays"), (1.005, 1.03, "parity"), (0.95, 0.989, "costs"), (0.95, 0.995, "parity")],
+    [(1.011, 1.03, "pays"), (1.005, 1.03, "within"), (0.95, 0.989, "costs"), (0.95, 0.995, "within")],
 )
-def test_a_step_pays_or_costs_only_outside_the_parity_band(low: float, high: float, word: str) -> None:
-    assert replicate.verdict({"median": (low + high) / 2, "low": low, "high": high}, 0.01) == word
+def test_a_step_pays_or_costs_only_outside_the_band(low: float, high: float, word: str) -> None:
+    interval = {"median": (low + high) / 2, "low": low, "high": high}
+    assert replicate.verdict(interval, 0.01) == {"verdict": word, "band": 0.01}
 
 
 def test_the_bonferroni_level_tightens_with_the_number_of_verdicts() -> None:

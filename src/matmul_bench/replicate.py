@@ -1,5 +1,5 @@
 """Independent runs merged into one figure: runs-first bootstrap intervals at the Bonferroni level, widened to hold
-every run's median; verdicts outside a parity band; efficiency at the sampled clock (docs/method.rst says why)."""
+every run's median; verdicts against a band around 1; efficiency at the sampled clock (docs/method.rst says why)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from matmul_bench.aggregate import METHOD_VERSION  # runs of an older method are not merged with new ones
-from matmul_data import results, versions
+from matmul_data import results, stats, versions
 
 FAMILY_CONFIDENCE = 0.95
 MIN_BAND = 0.01
@@ -23,7 +23,6 @@ EFFICIENCY_CEILING = 0.98  # above this the clock reading must be wrong: no kern
 EFFICIENCY_FLOOR = 0.70  # cuBLAS and the last versions at large shapes run well above this
 LARGE = 4096  # "large shape": every dimension at least this
 REPLICATED = 3  # runs a figure needs before its verdict counts as replicated
-PAYS, COSTS, PARITY = "pays", "costs", "parity"
 
 
 def bootstrap(runs: Sequence[Sequence[Sequence[float]]], confidence: float, *, seed: int = SEED) -> tuple[float, float]:
@@ -65,13 +64,9 @@ def merged_interval(samples: Sequence[Sequence[Sequence[float]]], run_medians: S
     return {"median": median, "low": min(low, median, *run_medians), "high": max(high, median, *run_medians)}
 
 
-def verdict(interval: dict[str, float], band: float) -> str:
-    """pays / costs only outside the parity band; parity otherwise."""
-    if interval["low"] > 1.0 + band:
-        return PAYS
-    if interval["high"] < 1.0 - band:
-        return COSTS
-    return PARITY
+def verdict(interval: dict[str, float], band: float) -> dict[str, Any]:
+    """The verdict fields an interval gets: the rule's word (stats.band_verdict) and the band it was taken against."""
+    return {"verdict": stats.band_verdict(interval, band), "band": band}
 
 
 def rotation(figure: dict[str, Any]) -> tuple[str, ...]:
@@ -126,10 +121,10 @@ def merge_figure(figure: dict[str, Any], confidence: float, band: float, sm_coun
             "title": last["title"],
         }
         if impl != results.CUBLAS:
-            row["ratio_to_cublas"]["verdict"] = verdict(row["ratio_to_cublas"], band)
+            row["ratio_to_cublas"].update(verdict(row["ratio_to_cublas"], band))
         if last.get("step") is not None:
             row["step"] = {"over": last["step"]["over"], **merged_ratio(rows, "step", confidence)}
-            row["step"]["verdict"] = verdict(row["step"], band)
+            row["step"].update(verdict(row["step"], band))
         counters = next((r["counters"] for r in reversed(rows) if r.get("counters")), None)
         if "counters" in last or counters:
             row["counters"] = copy.deepcopy(counters)
@@ -176,7 +171,7 @@ def verdict_count(data: dict[str, Any]) -> int:
     return count
 
 
-def parity_band(data: dict[str, Any]) -> float:
+def band_of(data: dict[str, Any]) -> float:
     """At least 1%; more where replicated rows' runs disagree more (see the module's docstring)."""
     spreads = []
     for figure in figures(data):
@@ -199,7 +194,7 @@ def remerge(data: dict[str, Any]) -> dict[str, Any]:
     data = copy.deepcopy(data)
     count = max(1, verdict_count(data))
     confidence = 1.0 - (1.0 - FAMILY_CONFIDENCE) / count
-    band = parity_band(data)
+    band = band_of(data)
     sm_count = data["gpu"]["sm_count"]
     if data.get("ladder"):
         data["ladder"] = merge_figure(data["ladder"], confidence, band, sm_count)
@@ -209,7 +204,7 @@ def remerge(data: dict[str, Any]) -> dict[str, Any]:
         "count": count,
         "family_confidence": FAMILY_CONFIDENCE,
         "confidence_each": confidence,
-        "parity_band": band,
+        "band": band,
         "band_floor": MIN_BAND,
         "replicated_runs": REPLICATED,
     }

@@ -119,7 +119,8 @@ def method(plan: Plan) -> dict[str, Any]:
         "statistic": "latency: median over every (process, round) of the per-round median of the timed calls",
         "interval": "percentile bootstrap of the median paired ratio that resamples runs, then processes, then "
         "rounds, widened to hold every run's median, at the Bonferroni level over the file's verdicts "
-        "(method.verdicts); a step pays or costs only outside the parity band, else parity",
+        "(method.verdicts); a step pays or costs only where the interval lies wholly outside the band 1 +/- "
+        "method.verdicts.band, else it is within the band",
         "l2_flush": "512 MiB zero-fill before each timed call (several times the 50-60 MB L2)",
         "order": "a run is every impl at one shape, cuBLAS (torch.matmul) among them, in a few fresh processes; "
         "in each, rounds in alternating order (forward, reversed); ratios pair the impls of the same round",

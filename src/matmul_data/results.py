@@ -216,13 +216,8 @@ def write_bytes_atomic(path: Path, payload: bytes) -> None:
 # layout is made here. A row's own fields (tflops, latency_ms, ratio_to_cublas, step, sm_clock_mhz,
 # power_w, config, title, counters, kept) are read from the row these return.
 
-PAYS, COSTS, PARITY = "pays", "costs", "parity"
-
-
-def verdict(interval: dict[str, Any]) -> str:
-    """The rule's word for a ratio with its interval: PAYS, COSTS or PARITY (:func:`matmul_data.stats.verdict`)."""
-    found = interval.get("verdict") or stats.verdict(interval)
-    return PARITY if found == stats.WITHIN_NOISE else found
+PAYS, COSTS, WITHIN = stats.PAYS, stats.COSTS, stats.WITHIN
+verdict = stats.verdict  # a ratio's verdict: PAYS, COSTS or WITHIN (its band: the interval's "band")
 
 
 def ladder(data: dict[str, Any] | None) -> dict[str, Any] | None:

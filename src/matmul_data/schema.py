@@ -10,10 +10,10 @@ import math
 import re
 from typing import Any
 
-from matmul_data import paths
+from matmul_data import paths, stats
 
 SCHEMA_VERSION = 3
-VERDICTS = ("pays", "costs", "parity")
+VERDICTS = (stats.PAYS, stats.COSTS, stats.WITHIN)
 HOW_TO_CREATE = paths.HOW_TO_CREATE
 CUBLAS = "cublas"
 # A steps run with this title prefix is a chapter's "Try it" (experiments/tryit.py), not a step of the ladder.
@@ -123,17 +123,8 @@ def _interval(data: dict[str, Any], key: str, field: str, band: float | None = N
     if "verdict" in value:
         if value["verdict"] not in VERDICTS:
             raise _fail(f"{field}.{key}.verdict", f"must be one of {', '.join(VERDICTS)}", value["verdict"])
-        if band is not None and value["verdict"] != band_verdict(value, band):
-            raise _fail(f"{field}.{key}.verdict", f"does not follow the parity band of {band:.3f}", value)
-
-
-def band_verdict(interval: dict[str, Any], band: float) -> str:
-    """The rule: pays only wholly above 1 + band, costs only wholly below 1 - band, else parity."""
-    if interval["low"] > 1.0 + band:
-        return "pays"
-    if interval["high"] < 1.0 - band:
-        return "costs"
-    return "parity"
+        if band is not None and (value.get("band") != band or value["verdict"] != stats.band_verdict(value, band)):
+            raise _fail(f"{field}.{key}.verdict", f"does not follow the band of {band:.3f}", value)
 
 
 def _validate_row(
@@ -355,10 +346,10 @@ def validate(data: dict[str, Any]) -> None:
     band = None
     if method.get("verdicts") is not None:
         verdicts = _dict(method["verdicts"], "method.verdicts")
-        for key in ("parity_band", "confidence_each", "family_confidence"):
+        for key in ("band", "confidence_each", "family_confidence"):
             _number(verdicts, key, "method.verdicts")
         _integer(verdicts, "count", "method.verdicts")
-        band = verdicts["parity_band"]
+        band = verdicts["band"]
     ladder = data.get("ladder")
     if ladder is not None:
         _validate_figure(ladder, "ladder", band=band)

@@ -6,8 +6,9 @@ by paired ratios: in each round, the other implementation's time over this one's
 is a 95% percentile bootstrap of the median ratio that resamples processes, then rounds within
 each resampled process (the two levels at which the clock moves).
 
-The rule (:func:`verdict`): a step *pays* when the whole interval of its ratio lies above 1.0,
-*costs* when it lies below, and is *within noise* otherwise.
+The rule (:func:`band_verdict`): a step *pays* when the whole interval of its ratio lies above 1 + band,
+*costs* when it lies below 1 - band, and is *within* the band otherwise: the runs do not show it changing the
+speed by more than the band either way (it may still differ from 1 by less, or by more than they can show).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ CONFIDENCE = 0.95
 RESAMPLES = 2000
 SEED = 20261130  # fixed: the same samples always give the same interval (results files are reproducible)
 
-PAYS, COSTS, WITHIN_NOISE = "pays", "costs", "within noise"
+PAYS, COSTS, WITHIN = "pays", "costs", "within"  # the three verdicts, as the results file stores them
 
 
 def interval(groups: Sequence[Sequence[float]], *, resamples: int = RESAMPLES, seed: int = SEED) -> dict[str, float]:
@@ -52,19 +53,18 @@ def _median(values: list[float]) -> float:
     return values[half] if len(values) % 2 else (values[half - 1] + values[half]) / 2
 
 
-def verdict(ratio: dict[str, Any]) -> str:
-    """The verdict the results file states (the benchmark's parity band applied), else the bare rule at 1.0.
-
-    A recorded ``"parity"`` reads as :data:`WITHIN_NOISE`.
-    """
-    stored = ratio.get("verdict")
-    if stored is not None:
-        return WITHIN_NOISE if stored == "parity" else stored
-    if ratio["low"] > 1.0:
+def band_verdict(interval: dict[str, Any], band: float) -> str:
+    """The rule: PAYS only wholly above 1 + band, COSTS only wholly below 1 - band, else WITHIN."""
+    if interval["low"] > 1.0 + band:
         return PAYS
-    if ratio["high"] < 1.0:
+    if interval["high"] < 1.0 - band:
         return COSTS
-    return WITHIN_NOISE
+    return WITHIN
+
+
+def verdict(ratio: dict[str, Any]) -> str:
+    """The verdict the results file states (taken against its ``band``), else the rule against 1.0 itself."""
+    return ratio.get("verdict") or band_verdict(ratio, 0.0)
 
 
 def paired_ratios(numerator_ms: Sequence[float], denominator_ms: Sequence[float]) -> list[float]:

@@ -457,7 +457,11 @@ def steps_chart(data: Any = _USE_FILE) -> Figure:
     ax.grid(axis="y", visible=False)
     ax.xaxis.set_major_locator(_ticks())
     handles = [Patch(color=colour) for colour in VERDICT_COLOURS.values()]
-    legend_in = legend_below(fig, handles, list(VERDICT_COLOURS), title="verdict (95% interval against 1.0)")
+    band = data["method"].get("verdicts", {}).get("band", 0.0)
+    names = [numfmt.verdict_word({"median": 1.0, "low": 1.0, "high": 1.0, "verdict": rule, "band": band})
+             for rule in VERDICT_COLOURS]  # fmt: skip
+    title = f"verdict (replicated interval against 1 \u00b1 {100 * band:.1f}%)"
+    legend_in = legend_below(fig, handles, names, title=title)
     key = _peak_key(any(v.peak is not None for v in values), any(v.suspect for v in values))
     if key[0]:
         legend_in += legend_below(fig, *key, above_in=legend_in) - 0.15
@@ -495,7 +499,7 @@ def _no_ticks() -> Any:
 
 def replication_chart(data: Any = _USE_FILE) -> Figure:
     """The replicated ladder, per step (over the previous version) and per version (against cuBLAS): each run's
-    median as a dot, the merged interval as a bar coloured by its verdict, and the parity band around 1.
+    median as a dot, the merged interval as a bar coloured by its verdict, and the band around 1.
 
     A row a line high per implementation, its name on the left; ratios on a log axis, so that a 1.75x step and a
     1% one read on one scale. With fewer than two runs there is nothing to compare, and the panel says so. Only
@@ -507,7 +511,7 @@ def replication_chart(data: Any = _USE_FILE) -> Figure:
     if ladder is None or len(ladder.get("runs", [])) < 2:
         return empty_panel(fig, top, f"Replicated ladder: {NOT_MEASURED}")
     bottom = fig.add_subplot(2, 1, 2)
-    band = data["method"]["verdicts"]["parity_band"]
+    band = data["method"]["verdicts"]["band"]
     runs = ladder["runs"]
     impls = [i for i in ladder["rows"] if i != results.CUBLAS]
     panels = (
@@ -544,7 +548,9 @@ def replication_chart(data: Any = _USE_FILE) -> Figure:
     handles: list[Any] = [Line2D([], [], linestyle="none", marker="o", color=INK, markersize=4)]
     handles += [Patch(color=colour, alpha=0.55) for colour in VERDICT_COLOURS.values()]
     handles.append(Patch(color=MUTED, alpha=0.25))
-    names = ["one run's median", *(f"merged: {rule}" for rule in VERDICT_COLOURS), f"parity band, \u00b1{band:.1%}"]
+    rules = [numfmt.verdict_word({"median": 1.0, "low": 1.0, "high": 1.0, "verdict": rule, "band": band})
+             for rule in VERDICT_COLOURS]  # fmt: skip
+    names = ["one run's median", *(f"merged: {rule}" for rule in rules), f"band, \u00b1{band:.1%}"]
     legend_in = legend_below(fig, handles, names)
     fit(fig, [top, bottom], heights, top_in=title_in, bottom_in=below[1] + legend_in, left_in=left_in,
         gap_in=below[0] + 0.15)  # fmt: skip

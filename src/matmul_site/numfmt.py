@@ -11,9 +11,9 @@ TIMES = "\u00d7"
 NOT_MEASURED = "not measured yet"
 NOT_RECORDED = "not recorded"
 # A verdict in a sentence whose subject is the step ("Over V4, this step pays: ...") ...
-STEP_WORDS = {results.PAYS: "pays", results.COSTS: "costs", results.PARITY: "is at parity"}
+STEP_WORDS = {results.PAYS: "pays", results.COSTS: "costs", results.WITHIN: "is {within}"}
 # ... and in one whose subject is an implementation compared with cuBLAS ("V6 is behind cuBLAS: ...").
-RATIO_WORDS = {results.PAYS: "is ahead of", results.COSTS: "is behind", results.PARITY: "is at parity with"}
+RATIO_WORDS = {results.PAYS: "is ahead of", results.COSTS: "is behind", results.WITHIN: "is {within} of"}
 UNITS = {  # kind: (format, unit); a count of elements, checks or wavefronts reads 12,345
     "tflops": ("{:.0f}", " TFLOPS"), "ms": ("{:.3f}", " ms"), "mhz": ("{:.0f}", " MHz"), "watts": ("{:.0f}", " W"),
     "mb": ("{:.0f}", " MB"), "gb": ("{:.0f}", " GB"), "pct": ("{:.0f}", "%"), "count": ("{:,}", ""),
@@ -28,18 +28,31 @@ def shape_text(shape: dict[str, int] | tuple[int, int, int]) -> str:
 
 def ratio_text(interval: dict[str, Any]) -> str:
     """A ratio with its interval, "0.97× [0.96, 0.98]": two decimals everywhere. The verdict printed beside it is
-    the rule's (the interval against the parity band, :mod:`matmul_data.results`), not the reader's rounding."""
+    the rule's (the interval against the band, :mod:`matmul_data.stats`), not the reader's rounding."""
     return f"{interval['median']:.2f}{TIMES} [{interval['low']:.2f}, {interval['high']:.2f}]"
 
 
+def within_text(interval: dict[str, Any]) -> str:
+    """The third verdict's name with the band it was taken against: "within ±1.5%"."""
+    return f"within \u00b1{100 * interval.get('band', 0.0):.1f}%"
+
+
+def verdict_word(interval: dict[str, Any]) -> str:
+    """The verdict alone: "pays", "costs" or "within ±1.5%"."""
+    found = results.verdict(interval)
+    return within_text(interval) if found == results.WITHIN else found
+
+
 def step_text(interval: dict[str, Any]) -> str:
-    """A step by the rule: "pays: 1.04× [1.02, 1.06]", "costs: ...", "is at parity: ..."."""
-    return f"{STEP_WORDS[results.verdict(interval)]}: {ratio_text(interval)}"
+    """A step by the rule: "pays: 1.04× [1.02, 1.06]", "costs: ...", "is within ±1.5%: ..."."""
+    words = STEP_WORDS[results.verdict(interval)].format(within=within_text(interval))
+    return f"{words}: {ratio_text(interval)}"
 
 
 def vs_cublas_text(interval: dict[str, Any]) -> str:
-    """A ratio to cuBLAS by the rule: "is behind cuBLAS: 0.97× [0.96, 0.98]"."""
-    return f"{RATIO_WORDS[results.verdict(interval)]} cuBLAS: {ratio_text(interval)}"
+    """A ratio to cuBLAS by the rule: "is behind cuBLAS: 0.97× [0.96, 0.98]", "is within ±1.5% of cuBLAS: ..."."""
+    words = RATIO_WORDS[results.verdict(interval)].format(within=within_text(interval))
+    return f"{words} cuBLAS: {ratio_text(interval)}"
 
 
 def config_text(config: dict[str, Any]) -> str:

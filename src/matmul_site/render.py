@@ -48,7 +48,7 @@ COUNTERS = {
 # The problems V8's tile model is shown at (the V8 chapter's table): 4096 is 4096³.
 TILE_CHOICE_SHAPES = ["2048", "4096", "6144", "8192", "16384", "8192x28672x4096", "16384x8192x1024", "5120", "3072",
                       "3000x5000x4096", "5000x3000x4096", "3000x7000x5000"]  # fmt: skip
-VERDICTS = (results.PAYS, results.PARITY, results.COSTS)
+VERDICTS = (results.PAYS, results.WITHIN, results.COSTS)
 USES = re.compile(r"(?<![\w|`])\|([A-Za-z0-9][\w.:+-]*)\|(?![\w|])")  # |v7.tflops| in a page
 
 
@@ -138,9 +138,9 @@ def row_names(data: Data) -> dict[str, dict[str, Any]]:
 
 def reversed_step(step: dict[str, Any]) -> str:
     """A step read the other way, its baseline over the row: the ratio and its bounds inverted."""
-    swap = {results.PAYS: results.COSTS, results.COSTS: results.PAYS, results.PARITY: results.PARITY}
+    swap = {results.PAYS: results.COSTS, results.COSTS: results.PAYS, results.WITHIN: results.WITHIN}
     return numfmt.step_text({"median": 1 / step["median"], "low": 1 / step["high"], "high": 1 / step["low"],
-                             "verdict": swap[results.verdict(step)]})  # fmt: skip
+                             "verdict": swap[results.verdict(step)], "band": step.get("band", 0.0)})  # fmt: skip
 
 
 def clock_text(row: dict[str, Any]) -> str:
@@ -194,8 +194,9 @@ def impl_values(data: dict[str, Any]) -> Iterator[tuple[str, str]]:
         found = [r["rows"][impl]["ratio_to_cublas"] for r in runs if impl in r["rows"]]
         if found and impl != results.CUBLAS:
             n = {rule: [results.verdict(f) for f in found].count(rule) for rule in VERDICTS}
-            yield f"{name}.sweep", (f"behind cuBLAS at {n[results.COSTS]} of {len(found)} shapes, at parity at "
-                                    f"{n[results.PARITY]}, ahead at {n[results.PAYS]}")  # fmt: skip
+            yield f"{name}.sweep", (f"behind cuBLAS at {n[results.COSTS]} of {len(found)} shapes, "
+                                    f"{numfmt.within_text(found[0])} at {n[results.WITHIN]}, "
+                                    f"ahead at {n[results.PAYS]}")  # fmt: skip
         for run in runs:
             if impl in run["rows"] and impl != results.CUBLAS:
                 ratio = run["rows"][impl]["ratio_to_cublas"]
@@ -283,7 +284,7 @@ def file_values(data: dict[str, Any]) -> Iterator[tuple[str, str]]:
         yield "method.confidence_each", f"{100 * verdicts['confidence_each']:.2f}%"
         yield "method.family_confidence", f"{100 * verdicts['family_confidence']:.0f}%"
         yield "method.band_floor", f"{100 * verdicts['band_floor']:.0f}%"
-        yield "method.parity_band", f"±{100 * verdicts['parity_band']:.1f}%"
+        yield "method.band", f"±{100 * verdicts['band']:.1f}%"
     if ladder := results.ladder(data):
         runs = ladder.get("runs") or [ladder]
         yield "ladder.runs", f"{len(runs)} runs ({', '.join(r['run_id'] for r in runs)})"
@@ -429,7 +430,7 @@ def ladder_steps_table(data: Data) -> Table:
     if not steps:
         return [header, [f"The ladder's steps are {NOT_MEASURED}.", "", "", ""]]
     return [header, *([chapter_link(impl), versions.label(s["over"]), numfmt.ratio_text(s),
-                       numfmt.STEP_WORDS[results.verdict(s)]] for impl, s in steps)]  # fmt: skip
+                       numfmt.verdict_word(s)] for impl, s in steps)]  # fmt: skip
 
 
 PERFORMANCE = [
