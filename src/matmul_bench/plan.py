@@ -16,7 +16,7 @@ Shape = tuple[int, int, int]
 STEPS_FILE = kernels.EXPERIMENTS_DIR / "steps.py"
 QUICK_DIR = paths.BUILD_DIR / "quick"
 BENCH_SHAPE: Shape = (8192, 8192, 8192)  # common.BENCH_SHAPE (a test holds them equal); planning imports no torch
-CUBLAS, TORCH_COMPILE = versions.CUBLAS, versions.TORCH_COMPILE
+CUBLAS = versions.CUBLAS
 TRITON, QUACK, QUACK_AUTOTUNED = versions.TRITON, versions.QUACK, versions.QUACK_AUTOTUNED
 TORCH_COMPILE_MODE = "max-autotune-no-cudagraphs"  # a graph replay would copy inputs it did not allocate
 # The Triton row: GEMM autotuning among Inductor's Triton templates only (never cuBLAS), persistent TMA ones included.
@@ -57,7 +57,7 @@ class ImplSpec:
     """One implementation as a worker builds it; ``config`` None: the file's own (config_for, else TUNED)."""
 
     name: str
-    kind: str  # "kernel", "cublas", "torch-compile", or an optional peer's kind (PEER_PACKAGES)
+    kind: str  # "kernel", "cublas", or an optional peer's kind (PEER_PACKAGES)
     title: str | None = None  # None: the kernel file's TITLE, read by the worker that imports it
     file: str | None = None
     cls: str | None = None
@@ -146,7 +146,6 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help='add Triton\'s templates and QuACK to the sweep (pip install -e ".[peers]")',
     )
-    add("--torch-compile", action="store_true", help="add torch.compile max-autotune to the sweep")
     add("--quick", action="store_true", help="a smoke run: fewer processes, rounds and shapes, into build/quick/")
     add("--autotune", action="store_true", help="let Tilus pick each configuration instead of the files' own")
     add("--out", type=Path, metavar="FILE", help="results file (default plots/results/<gpu>.json)")
@@ -156,7 +155,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 PEER_SPECS = {
     CUBLAS: ImplSpec(CUBLAS, "cublas", "cuBLAS via torch.matmul", config={}),
-    TORCH_COMPILE: ImplSpec(TORCH_COMPILE, "torch-compile", f'torch.compile(mode="{TORCH_COMPILE_MODE}")', config={}),
     TRITON: ImplSpec(TRITON, "triton", f'torch.compile(mode="{TORCH_COMPILE_MODE}"), Triton GEMM templates only',
                      config={"mode": TORCH_COMPILE_MODE, "inductor": dict(TRITON_INDUCTOR_CONFIG)}),
     QUACK: ImplSpec(QUACK, "quack", "QuACK gemm(A, B.T, tuned=False): its default configuration",
@@ -241,9 +239,8 @@ def make_plan(args: argparse.Namespace) -> Plan:
     ncu = args.ncu or (not chosen and not args.quick)
     if ncu and not (ladder or args.steps is not None):
         raise UsageError("--ncu profiles the rows of the ladder and of steps runs that ask: add --ladder or --steps")
-    for flag, given in (("--torch-compile", args.torch_compile), ("--peers", args.peers)):
-        if given and not sweep:
-            raise UsageError(f"{flag} adds to the sweep: add --sweep")
+    if args.peers and not sweep:
+        raise UsageError("--peers adds to the sweep: add --sweep")
     if args.out is not None and (args.out.is_dir() or args.out.suffix != ".json"):
         raise UsageError(f"--out {args.out}: give a .json file path, such as plots/results/nvidia-h200.json")
     only = tuple(n.strip() for n in args.versions.split(",") if n.strip()) if args.versions else ()
@@ -251,8 +248,7 @@ def make_plan(args: argparse.Namespace) -> Plan:
         raise UsageError("--versions times part of the ladder: it needs --ladder and a file of its own (--out)")
     runs: tuple[RunSpec, ...] = (ladder_run(only),) if ladder else ()
     if sweep:
-        extra = ((TORCH_COMPILE,) if args.torch_compile else ()) + (OPTIONAL_PEERS if args.peers else ())
-        runs += sweep_runs(QUICK_SWEEP_SHAPES if args.quick else SWEEP_SHAPES, extra)
+        runs += sweep_runs(QUICK_SWEEP_SHAPES if args.quick else SWEEP_SHAPES, OPTIONAL_PEERS if args.peers else ())
     if args.steps is not None:
         runs += steps_runs(args.steps, args.steps_file)
     return Plan(runs, QUICK if args.quick else DEFAULT, ncu, args.autotune, args.quick, args.out)
