@@ -188,19 +188,13 @@ def sweep_runs(shapes: tuple[Shape, ...], extra: tuple[str, ...] = ()) -> tuple[
     return tuple(RunSpec("sweep", f"sweep {shape_text(s)}", s, impls) for s in shapes)
 
 
-def load_steps_file(path: Path) -> dict[str, Any]:
-    """VARIANTS and RUNS of a steps spec, with its folder; UsageError if it cannot be read."""
+def steps_runs(names: str, path: Path) -> tuple[RunSpec, ...]:
+    """The steps runs ``names`` chooses ("all" or a,b) from the spec at ``path``; UsageError says what is wrong."""
     try:
         module = kernels.import_spec(path, "steps")
     except kernels.SpecError as exc:
         raise UsageError(str(exc)) from exc
-    return {"VARIANTS": getattr(module, "VARIANTS", None), "RUNS": getattr(module, "RUNS", None), "dir": path.parent}
-
-
-def steps_runs(names: str, path: Path) -> tuple[RunSpec, ...]:
-    """The steps runs ``names`` chooses ("all" or a,b) from the spec at ``path``; UsageError says what is wrong."""
-    spec = load_steps_file(path)
-    variants, runs = spec["VARIANTS"], spec["RUNS"]
+    variants, runs = getattr(module, "VARIANTS", None), getattr(module, "RUNS", None)
     if not isinstance(variants, dict) or not isinstance(runs, dict) or not runs:
         raise UsageError(f"{path} must define VARIANTS and RUNS (dicts; RUNS not empty)")
     chosen = list(runs) if names.strip().lower() == "all" else [n.strip() for n in names.split(",") if n.strip()]
@@ -215,9 +209,9 @@ def steps_runs(names: str, path: Path) -> tuple[RunSpec, ...]:
             raise UsageError(f"steps run {name!r} names unknown variants: {', '.join(missing)}")
         for variant in run["variants"]:
             file, cls, config, change = variants[variant]
-            found = [d / file for d in (spec["dir"], kernels.KERNEL_DIR) if (d / file).is_file()]
+            found = [d / file for d in (path.parent, kernels.KERNEL_DIR) if (d / file).is_file()]
             if not found:
-                raise UsageError(f"variant file {file!r} is in neither {spec['dir']} nor {kernels.KERNEL_DIR}")
+                raise UsageError(f"variant file {file!r} is in neither {path.parent} nor {kernels.KERNEL_DIR}")
             impls.append(ImplSpec(variant, "kernel", change, str(found[0].resolve()), cls, config and dict(config)))
         baseline = run.get("baseline")
         over = {v: run.get("over", {}).get(v, baseline) for v in run["variants"]}

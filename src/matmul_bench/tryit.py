@@ -106,7 +106,7 @@ def plan_jobs(spec: dict[str, Any], only: str | None) -> list[Job]:
         ):
             if version not in versions.names():
                 raise UsageError(f"{version}/{name}: no kernel file matmul_{version}.py")
-            file, tuned = versions.get(version).path, dict(kernels.load(f"matmul_{version}").TUNED)
+            file, tuned = versions.get(version).path, versions.get(version).tuned
             pairs = tuple((str(old), str(new)) for old, new in entry.get("edits", []))
             overrides = dict(entry.get("config", {}))
             if set(overrides) - set(tuned):
