@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from matmul_bench import aggregate, cli, jobs, kernels, machine, ncu, peers, plan, replicate, runner, worker
+from matmul_bench import aggregate, cli, jobs, kernels, machine, ncu, plan, replicate, runner, worker
 from matmul_data import results, versions
 
 
@@ -50,7 +50,6 @@ def test_quick_takes_fewer_processes_rounds_and_shapes_and_no_ncu() -> None:
     ("argv", "message"),
     [
         (["--sweep", "--ncu"], "--ncu profiles the rows of the ladder"),
-        (["--ladder", "--torch-compile"], "--torch-compile adds to the sweep"),
         (["--ladder", "--peers"], "--peers adds to the sweep"),
         (["--steps", "round 9"], "unknown steps run"),
         (["--steps", "all", "--steps-file", "no/such/file.py"], "does not exist"),
@@ -336,10 +335,8 @@ def test_the_sampler_reads_only_while_a_window_is_open() -> None:
 
 def test_progress_lines_count_steps_and_say_how_long_is_left(capsys: pytest.CaptureFixture[str]) -> None:
     progress = runner.Progress([("a", 60.0), ("b", 120.0)])
-    with progress.step("a"):
-        pass
-    with progress.step("b"):
-        pass
+    progress.step("a")
+    progress.step("b")
     lines = capsys.readouterr().err.splitlines()
     assert lines[0] == "[1/2] a (elapsed 0s, about 2m00s left)"
     assert lines[1].startswith("[2/2] b (elapsed 0s, about ") and lines[1].endswith(" left)")
@@ -390,26 +387,12 @@ def test_a_steps_run_may_pair_a_variant_with_another_than_the_baseline_and_ask_f
 def test_peers_join_the_sweep_only_when_asked_each_paired_with_cublas() -> None:
     names = [*versions.names()[-3:], "cublas"]
     assert all([i.name for i in r.impls] == names for r in make("--sweep").runs)
-    with_peers = make("--sweep", "--peers", "--torch-compile")
-    expected = [*names, versions.TORCH_COMPILE, *plan.OPTIONAL_PEERS]
+    with_peers = make("--sweep", "--peers")
+    expected = [*names, *plan.OPTIONAL_PEERS]
     assert all([i.name for i in r.impls] == expected for r in with_peers.runs)
     quack, tuned = (plan.PEER_SPECS[n] for n in (versions.QUACK, versions.QUACK_AUTOTUNED))
     assert (quack.config, tuned.config) == ({"tuned": False}, {"tuned": True})  # two rows, one GEMM
     assert plan.PEER_SPECS[versions.TRITON].config["inductor"]["max_autotune_gemm_backends"] == "TRITON"
-
-
-def test_the_triton_row_s_inductor_settings_are_this_torch_s_names() -> None:
-    inductor_config = pytest.importorskip("torch._inductor.config")
-    assert peers.inductor_settings(inductor_config) == (plan.TRITON_INDUCTOR_CONFIG, [])
-
-    class OlderInductor:  # a torch without the persistent TMA templates: the row says what it could not set
-        max_autotune_gemm_backends = "ATEN,TRITON"
-
-        class triton:  # noqa: N801  (the name Inductor's config gives it)
-            pass
-
-    have, lacking = peers.inductor_settings(OlderInductor)
-    assert have == {"max_autotune_gemm_backends": "TRITON"} and lacking == ["triton.enable_persistent_tma_matmul"]
 
 
 def test_the_plan_with_peers_needs_no_torch_and_no_peer_installed(monkeypatch, capsys) -> None:

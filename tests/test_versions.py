@@ -120,8 +120,8 @@ def test_a_kernel_file_with_config_for_picks_per_problem_and_has_nothing_pinned(
     (tmp_path / "matmul_v1.py").write_text(body + "\n\ndef config_for(m, n, k):\n    return TUNED\n")
     (tmp_path / "matmul_v2.py").write_text(KERNEL.format(prev=1, title="fixed", n=2) + 'TUNED = {"block_m": 64}\n')
     ruled, fixed = versions.all_versions(tmp_path)
-    assert ruled.per_problem and ruled.fixed_config is None and ruled.tuned == {"block_m": 128}
-    assert not fixed.per_problem and fixed.fixed_config == {"block_m": 64}
+    assert ruled.per_problem and ruled.tuned == {"block_m": 128}
+    assert not fixed.per_problem and fixed.tuned == {"block_m": 64}
 
 
 def test_v8_picks_its_tile_per_problem_and_v7_does_not() -> None:

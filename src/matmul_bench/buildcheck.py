@@ -225,11 +225,6 @@ def launch_facts(source: str) -> dict[str, int | None]:
     }
 
 
-def measured_config(version: str) -> dict[str, Any]:
-    """The configuration the chapter measured: its kernel file's ``TUNED``."""
-    return dict(kernels.load(f"matmul_{version}").TUNED)
-
-
 # The PTX instructions a chapter may quote, by the prefix of their opcode: the first of each in a build is kept.
 PTX_OPCODES = (
     "cp.async.bulk.tensor", "mbarrier.arrive.expect_tx", "mbarrier.try_wait", "mbarrier.arrive", "mma.sync",
@@ -277,7 +272,7 @@ def build_facts(report: BuildReport) -> dict[str, Any]:
 def record_one(version: str) -> dict[str, Any]:
     """Build one version for sm_90a at the ladder's configuration; its build facts."""
     cls = kernels.kernel_class(versions.get(version).path, f"MatmulV{version[1:]}")
-    report = build_sm90a(cls, measured_config(version), *common.BENCH_SHAPE, sass=True)
+    report = build_sm90a(cls, versions.get(version).tuned, *common.BENCH_SHAPE, sass=True)
     return {**build_facts(report), "source": budget.source_hash(versions.get(version).path)}
 
 
@@ -308,12 +303,12 @@ def record_extra(name: str) -> dict[str, Any]:
             edited = Path(tmp) / kernel.name
             edited.write_text(tryit.apply_edits(kernel.read_text(encoding="utf-8"), entry["edits"], str(kernel)))
             cls = getattr(kernels.load_file(edited, f"{kernel.stem}_edited"), f"MatmulV{version[1:]}")
-            config, files = {**measured_config(version), **entry["config"]}, [kernel, tryit.SPEC_FILE]
+            config, files = {**versions.get(version).tuned, **entry["config"]}, [kernel, tryit.SPEC_FILE]
         elif kind == "tile":
             module = kernels.load(kernel.stem)
             block_m, block_n = (int(x) for x in rest.split("x"))
             tile = next(t for t in module.tile_model.CANDIDATES if (t.block_m, t.block_n) == (block_m, block_n))
-            cls, config = getattr(module, f"MatmulV{version[1:]}"), {**measured_config(version), **tile.config}
+            cls, config = getattr(module, f"MatmulV{version[1:]}"), {**versions.get(version).tuned, **tile.config}
             files = [kernel, kernel.parent / "tile_model.py"]
         else:  # the variant's configuration is recorded below; steps.py's other entries do not change the build
             file, cls_name, config, _ = kernels.import_spec(kernels.EXPERIMENTS_DIR / "steps.py", "steps").VARIANTS[

@@ -9,41 +9,10 @@ from typing import Any
 
 from matmul_bench import machine
 from matmul_bench.baseline import busiest_kernel
-from matmul_bench.plan import PEER_PACKAGES, TORCH_COMPILE_MODE, TRITON_INDUCTOR_CONFIG
+from matmul_bench.plan import TORCH_COMPILE_MODE, TRITON_INDUCTOR_CONFIG
 
 Kernel = Callable[[int, int, int, Any, Any, Any], Any]
 Built = tuple[Kernel, Callable[[], Any], dict[str, Any]]
-
-
-def version(kind: str) -> str | None:
-    """The installed version of the package behind a peer kind (``"quack"``), None when it is not installed."""
-    return machine.package_version(PEER_PACKAGES[kind])
-
-
-def allow_recompiles() -> None:
-    """Room in dynamo's cache for one static-shape graph per shape, all kept (a reset would recompile when timed)."""
-    import torch
-
-    for limit in ("recompile_limit", "cache_size_limit"):  # the newer name first
-        if hasattr(torch._dynamo.config, limit):
-            setattr(torch._dynamo.config, limit, max(64, getattr(torch._dynamo.config, limit)))
-            break
-
-
-def has_setting(config: Any, dotted: str) -> bool:
-    """Whether a dotted Inductor setting exists in ``config``."""
-    *owners, name = dotted.split(".")
-    for owner in owners:
-        config = getattr(config, owner, None)
-        if config is None:
-            return False
-    return hasattr(config, name)
-
-
-def inductor_settings(config: Any) -> tuple[dict[str, Any], list[str]]:
-    """TRITON_INDUCTOR_CONFIG split into the settings ``config`` (torch._inductor.config) has and those it lacks."""
-    have = {k: v for k, v in TRITON_INDUCTOR_CONFIG.items() if has_setting(config, k)}
-    return have, [k for k in TRITON_INDUCTOR_CONFIG if k not in have]
 
 
 def triton_matmul(x: Any, y: Any) -> Any:
@@ -52,20 +21,17 @@ def triton_matmul(x: Any, y: Any) -> Any:
 
 
 def build_triton(a: Any, b: Any, c: Any) -> Built:
-    """``a @ b.T`` compiled under TRITON_INDUCTOR_CONFIG; refused unless its busiest kernel is a Triton one."""
+    """``a @ b.T`` compiled under TRITON_INDUCTOR_CONFIG (a torch without those settings raises); refused unless its
+    busiest kernel is a Triton one."""
     import torch
     from torch._inductor import config as inductor_config
 
-    settings, lacking = inductor_settings(inductor_config)
-    if "max_autotune_gemm_backends" in lacking:
-        raise RuntimeError(
-            f"torch {torch.__version__}'s Inductor has no max_autotune_gemm_backends: the row could be cuBLAS again"
-        )
-    allow_recompiles()
+    # Room in dynamo's cache for one static-shape graph per shape, all kept (a reset would recompile when timed).
+    torch._dynamo.config.recompile_limit = max(64, torch._dynamo.config.recompile_limit)
     fn = torch.compile(triton_matmul, mode=TORCH_COMPILE_MODE, dynamic=False)
 
     def kernel(m: int, n: int, k: int, x: Any, y: Any, z: Any) -> Any:
-        with inductor_config.patch(settings):  # a new shape (a check's) compiles under the same settings
+        with inductor_config.patch(TRITON_INDUCTOR_CONFIG):  # a new shape (a check's) compiles under the same settings
             return z.copy_(fn(x, y))
 
     kernel(*c.shape, a.shape[1], a, b, c)  # compile and autotune at the timed shape
@@ -74,8 +40,8 @@ def build_triton(a: Any, b: Any, c: Any) -> Built:
     name = busiest_kernel(call)
     if not name.startswith("triton"):
         raise RuntimeError(f"the compiled matmul ran {name}, not one of Inductor's Triton templates")
-    config = {"mode": TORCH_COMPILE_MODE, "inductor": settings, "lacking": lacking, "kernel": name,
-              "torch": torch.__version__, "triton": version("triton")}  # fmt: skip
+    config = {"mode": TORCH_COMPILE_MODE, "inductor": TRITON_INDUCTOR_CONFIG, "kernel": name,
+              "torch": torch.__version__, "triton": machine.package_version("triton")}  # fmt: skip
     return kernel, call, config
 
 
@@ -99,7 +65,7 @@ def build_quack(tuned: bool, a: Any, b: Any, c: Any) -> Built:
         chosen = gemm_tuned.fn(a, b.T, c, config=None)[0]
     call = lambda: gemm(a, b.T, out=c, tuned=tuned)  # noqa: E731
     config = {"tuned": tuned, "config": dataclasses.asdict(chosen) if dataclasses.is_dataclass(chosen) else str(chosen),
-              "kernel": busiest_kernel(call), "quack-kernels": version("quack"),
+              "kernel": busiest_kernel(call), "quack-kernels": machine.package_version("quack-kernels"),
               "nvidia-cutlass-dsl": machine.package_version("nvidia-cutlass-dsl")}  # fmt: skip
     return kernel, call, config
 

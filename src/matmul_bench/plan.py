@@ -16,7 +16,7 @@ Shape = tuple[int, int, int]
 STEPS_FILE = kernels.EXPERIMENTS_DIR / "steps.py"
 QUICK_DIR = paths.BUILD_DIR / "quick"
 BENCH_SHAPE: Shape = (8192, 8192, 8192)  # common.BENCH_SHAPE (a test holds them equal); planning imports no torch
-CUBLAS, TORCH_COMPILE = versions.CUBLAS, versions.TORCH_COMPILE
+CUBLAS = versions.CUBLAS
 TRITON, QUACK, QUACK_AUTOTUNED = versions.TRITON, versions.QUACK, versions.QUACK_AUTOTUNED
 TORCH_COMPILE_MODE = "max-autotune-no-cudagraphs"  # a graph replay would copy inputs it did not allocate
 # The Triton row: GEMM autotuning among Inductor's Triton templates only (never cuBLAS), persistent TMA ones included.
@@ -63,7 +63,7 @@ class ImplSpec:
     """One implementation as a worker builds it; ``config`` None: the file's own (config_for, else TUNED)."""
 
     name: str
-    kind: str  # "kernel", "cublas", "torch-compile", or an optional peer's kind (PEER_PACKAGES)
+    kind: str  # "kernel", "cublas", or an optional peer's kind (PEER_PACKAGES)
     title: str | None = None  # None: the kernel file's TITLE, read by the worker that imports it
     file: str | None = None
     cls: str | None = None
@@ -152,7 +152,6 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help='add Triton\'s templates and QuACK to the sweep (pip install -e ".[peers]")',
     )
-    add("--torch-compile", action="store_true", help="add torch.compile max-autotune to the sweep")
     add("--quick", action="store_true", help="a smoke run: fewer processes, rounds and shapes, into build/quick/")
     add("--autotune", action="store_true", help="let Tilus pick each configuration instead of the files' own")
     add("--out", type=Path, metavar="FILE", help="results file (default plots/results/<gpu>.json)")
@@ -169,7 +168,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 PEER_SPECS = {
     CUBLAS: ImplSpec(CUBLAS, "cublas", "cuBLAS via torch.matmul", config={}),
-    TORCH_COMPILE: ImplSpec(TORCH_COMPILE, "torch-compile", f'torch.compile(mode="{TORCH_COMPILE_MODE}")', config={}),
     TRITON: ImplSpec(TRITON, "triton", f'torch.compile(mode="{TORCH_COMPILE_MODE}"), Triton GEMM templates only',
                      config={"mode": TORCH_COMPILE_MODE, "inductor": dict(TRITON_INDUCTOR_CONFIG)}),
     QUACK: ImplSpec(QUACK, "quack", "QuACK gemm(A, B.T, tuned=False): its default configuration",
@@ -203,19 +201,13 @@ def sweep_runs(shapes: tuple[Shape, ...], extra: tuple[str, ...] = ()) -> tuple[
     return tuple(RunSpec("sweep", f"sweep {shape_text(s)}", s, impls) for s in shapes)
 
 
-def load_steps_file(path: Path) -> dict[str, Any]:
-    """VARIANTS and RUNS of a steps spec, with its folder; UsageError if it cannot be read."""
+def steps_runs(names: str, path: Path) -> tuple[RunSpec, ...]:
+    """The steps runs ``names`` chooses ("all" or a,b) from the spec at ``path``; UsageError says what is wrong."""
     try:
         module = kernels.import_spec(path, "steps")
     except kernels.SpecError as exc:
         raise UsageError(str(exc)) from exc
-    return {"VARIANTS": getattr(module, "VARIANTS", None), "RUNS": getattr(module, "RUNS", None), "dir": path.parent}
-
-
-def steps_runs(names: str, path: Path) -> tuple[RunSpec, ...]:
-    """The steps runs ``names`` chooses ("all" or a,b) from the spec at ``path``; UsageError says what is wrong."""
-    spec = load_steps_file(path)
-    variants, runs = spec["VARIANTS"], spec["RUNS"]
+    variants, runs = getattr(module, "VARIANTS", None), getattr(module, "RUNS", None)
     if not isinstance(variants, dict) or not isinstance(runs, dict) or not runs:
         raise UsageError(f"{path} must define VARIANTS and RUNS (dicts; RUNS not empty)")
     chosen = list(runs) if names.strip().lower() == "all" else [n.strip() for n in names.split(",") if n.strip()]
@@ -230,9 +222,9 @@ def steps_runs(names: str, path: Path) -> tuple[RunSpec, ...]:
             raise UsageError(f"steps run {name!r} names unknown variants: {', '.join(missing)}")
         for variant in run["variants"]:
             file, cls, config, change = variants[variant]
-            found = [d / file for d in (spec["dir"], kernels.KERNEL_DIR) if (d / file).is_file()]
+            found = [d / file for d in (path.parent, kernels.KERNEL_DIR) if (d / file).is_file()]
             if not found:
-                raise UsageError(f"variant file {file!r} is in neither {spec['dir']} nor {kernels.KERNEL_DIR}")
+                raise UsageError(f"variant file {file!r} is in neither {path.parent} nor {kernels.KERNEL_DIR}")
             impls.append(ImplSpec(variant, "kernel", change, str(found[0].resolve()), cls, config and dict(config)))
         baseline = run.get("baseline")
         over = {v: run.get("over", {}).get(v, baseline) for v in run["variants"]}
@@ -254,9 +246,8 @@ def make_plan(args: argparse.Namespace) -> Plan:
     ncu = args.ncu or (not chosen and not args.quick)
     if ncu and not (ladder or args.steps is not None):
         raise UsageError("--ncu profiles the rows of the ladder and of steps runs that ask: add --ladder or --steps")
-    for flag, given in (("--torch-compile", args.torch_compile), ("--peers", args.peers)):
-        if given and not sweep:
-            raise UsageError(f"{flag} adds to the sweep: add --sweep")
+    if args.peers and not sweep:
+        raise UsageError("--peers adds to the sweep: add --sweep")
     if args.out is not None and (args.out.is_dir() or args.out.suffix != ".json"):
         raise UsageError(f"--out {args.out}: give a .json file path, such as plots/results/nvidia-h200.json")
     only = tuple(n.strip() for n in args.versions.split(",") if n.strip()) if args.versions else ()
@@ -264,8 +255,7 @@ def make_plan(args: argparse.Namespace) -> Plan:
         raise UsageError("--versions times part of the ladder: it needs --ladder and a file of its own (--out)")
     runs: tuple[RunSpec, ...] = (ladder_run(only),) if ladder else ()
     if sweep:
-        extra = ((TORCH_COMPILE,) if args.torch_compile else ()) + (OPTIONAL_PEERS if args.peers else ())
-        runs += sweep_runs(QUICK_SWEEP_SHAPES if args.quick else SWEEP_SHAPES, extra)
+        runs += sweep_runs(QUICK_SWEEP_SHAPES if args.quick else SWEEP_SHAPES, OPTIONAL_PEERS if args.peers else ())
     if args.steps is not None:
         runs += steps_runs(args.steps, args.steps_file)
     settings = QUICK if args.quick else DEFAULT

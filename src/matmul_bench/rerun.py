@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from matmul_bench import kernels
 from matmul_data import paths, results
 
 ENV = "HOPPER_MATMUL_RERUN_CHARTS"
@@ -44,18 +45,7 @@ def requested() -> bool:
 
 def command(version: str, out: Path) -> list[str]:
     """The benchmark call: this version and cuBLAS, interleaved, in quick mode, into ``out``."""
-    return [
-        sys.executable,
-        "-m",
-        "matmul_bench",
-        "record",
-        "--ladder",
-        "--versions",
-        version,
-        "--quick",
-        "--out",
-        str(out),
-    ]
+    return kernels.command("record", "--ladder", "--versions", version, "--quick", "--out", str(out))
 
 
 def hopper_gpu() -> tuple[str | None, str | None]:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import contextlib
 import gzip
 import json
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -40,31 +39,18 @@ def say(message: str) -> None:
 
 
 class Progress:
-    """One line per step with the time left: the plan's estimate, scaled by how fast the steps so far went."""
+    """One line per step: its number, the time so far, and what the plan's estimate gives the steps after it."""
 
     def __init__(self, steps: Sequence[tuple[str, float]]) -> None:
-        self.estimates, self.total = dict(steps), len(steps)
-        self.done: list[tuple[float, float]] = []  # (estimated, actual) seconds of finished steps
+        self.estimates, self.total, self.done = dict(steps), len(steps), 0
         self.started = time.monotonic()
 
-    def left_s(self) -> float:
-        """The estimate of what is left, scaled by how the finished steps went (0.5x to 3x)."""
-        scale = 1.0
-        if self.done:
-            estimated, actual = sum(e for e, _ in self.done), sum(a for _, a in self.done)
-            scale = min(3.0, max(0.5, actual / max(estimated, 1e-9)))
-        return sum(self.estimates.values()) * scale
-
-    @contextlib.contextmanager
-    def step(self, label: str) -> Iterator[None]:
-        """Announce one step and time it."""
-        estimate_s = self.estimates.pop(label, 0.0)
-        elapsed = format_duration(time.monotonic() - self.started)
-        left = format_duration(self.left_s())
-        say(f"[{len(self.done) + 1}/{self.total}] {label} (elapsed {elapsed}, about {left} left)")
-        began = time.monotonic()
-        yield
-        self.done.append((estimate_s, time.monotonic() - began))
+    def step(self, label: str) -> None:
+        """Announce the step ``label``."""
+        self.estimates.pop(label, 0.0)
+        self.done += 1
+        elapsed, left = format_duration(time.monotonic() - self.started), format_duration(sum(self.estimates.values()))
+        say(f"[{self.done}/{self.total}] {label} (elapsed {elapsed}, about {left} left)")
 
 
 def job(plan: Plan, mode: str, runs: Sequence[RunSpec], process: int = 0) -> dict[str, Any]:
@@ -202,8 +188,8 @@ def results_path(plan: Plan, gpu: str) -> Path:
 def run_plan(plan: Plan) -> int:
     """Run a whole record; each section is merged into the results file as soon as it is complete."""
     progress = Progress(estimate(plan))
-    with progress.step("probe the GPU"):
-        probe = jobs.call_worker(job(plan, "probe", []), TIMEOUT_S)
+    progress.step("probe the GPU")
+    probe = jobs.call_worker(job(plan, "probe", []), TIMEOUT_S)
     gpu, out = probe["device"]["name"], results_path(plan, probe["device"]["name"])
     started = machine.utc_now()
     run_id, date = started.strftime("%Y-%m-%dT%H%M%SZ"), started.strftime("%Y-%m-%d")
@@ -221,15 +207,15 @@ def run_plan(plan: Plan) -> int:
     samples: dict[str, Any] = {"run_id": run_id, "date": date, "git_commit": commit, "gpu": probe["device"],
                                "software": probe["software"], "settings": vars(plan.settings), "runs": []}  # fmt: skip
     for label in [label for label in progress.estimates if label.startswith("build and check")]:
-        with progress.step(label):
-            plan = build_and_check(plan)
+        progress.step(label)
+        plan = build_and_check(plan)
     recorded: list[dict[str, Any]] = []
     for section in plan.sections():
         specs = plan.section_runs(section)
         per_run: dict[str, list[dict[str, Any]]] = {spec.name: [] for spec in specs}
         for p in range(plan.settings.processes):
-            with progress.step(f"{section}: process {p + 1}/{plan.settings.processes}"):
-                answer = jobs.call_worker(job(plan, "time", specs, p), TIMEOUT_S)
+            progress.step(f"{section}: process {p + 1}/{plan.settings.processes}")
+            answer = jobs.call_worker(job(plan, "time", specs, p), TIMEOUT_S)
             for result in answer["runs"]:
                 per_run[result["name"]].append(result)
         runs = []
@@ -263,7 +249,8 @@ def run_counters(plan: Plan, spec: RunSpec, progress: Progress) -> dict[str, Any
     metrics = ncu.available_metrics(exe) if exe else []
     counters: dict[str, Any] = {}
     for impl in spec.impls:
-        with progress.step(ncu_label(spec, impl)), tempfile.TemporaryDirectory(prefix="bench-ncu-") as tmp:
+        progress.step(ncu_label(spec, impl))
+        with tempfile.TemporaryDirectory(prefix="bench-ncu-") as tmp:
             if not exe or not metrics:
                 say("  ncu not found (or it knows none of the metrics): counters recorded as null")
                 continue

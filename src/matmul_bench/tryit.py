@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from matmul_bench import kernels, machine
+from matmul_bench.plan import UsageError
 from matmul_data import results, versions
 
 SPEC_FILE = kernels.EXPERIMENTS_DIR / "tryit.py"
@@ -32,10 +33,6 @@ BUILD_TIMEOUT_S = 300.0  # imports, lowering and nvcc: about 30 s alone, longer 
 START_S = 60.0  # a checking process: import torch and Tilus, load the build from its cache
 LAUNCH_TIMEOUT_S = 20.0  # one check at 8192^3 (launch, float64 reference, comparison) takes well under 1 s
 BUILD_JOBS = 8
-
-
-class UsageError(Exception):
-    """Bad command line or spec: reported with exit status 2 before anything runs."""
 
 
 @dataclass(frozen=True)
@@ -106,7 +103,7 @@ def plan_jobs(spec: dict[str, Any], only: str | None) -> list[Job]:
         ):
             if version not in versions.names():
                 raise UsageError(f"{version}/{name}: no kernel file matmul_{version}.py")
-            file, tuned = versions.get(version).path, dict(kernels.load(f"matmul_{version}").TUNED)
+            file, tuned = versions.get(version).path, versions.get(version).tuned
             pairs = tuple((str(old), str(new)) for old, new in entry.get("edits", []))
             overrides = dict(entry.get("config", {}))
             if set(overrides) - set(tuned):

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from matmul_bench import kernels, machine
-from matmul_bench.plan import PEER_PACKAGES, TORCH_COMPILE_MODE
+from matmul_bench.plan import PEER_PACKAGES
 
 WRONG_RESULT = 3
 Shape = tuple[int, int, int]
@@ -54,13 +54,12 @@ BUSY_MIN = 0.8
 
 
 class CudaBackend:
-    """Tilus kernels, cuBLAS, torch.compile and the optional peers on CUDA device 0."""
+    """Tilus kernels, cuBLAS and the optional peers on CUDA device 0."""
 
     def __init__(self, autotune: bool = False) -> None:
         self.autotune = autotune
         self.kernels: dict[str, Any] = {}
         self.operands: dict[Shape, Any] = {}
-        self.compiled: dict[Shape, Any] = {}
         self.uuid = ""
         self.flush: Any = None  # 512 MiB, zeroed before each timed call: several times the 50-60 MB L2
 
@@ -96,15 +95,6 @@ class CudaBackend:
         elif impl["kind"] == "cublas":
             kernel: Any = lambda m_, n_, k_, x, y, z: torch.matmul(x, y.T, out=z)  # noqa: E731
             call = lambda: torch.matmul(a, b.T, out=c)  # noqa: E731
-        elif impl["kind"] == "torch-compile":
-            if shape not in self.compiled:
-                from matmul_bench import peers
-
-                peers.allow_recompiles()  # one static-shape graph per shape, all kept
-                self.compiled[shape] = torch.compile(lambda x, y: x @ y.T, mode=TORCH_COMPILE_MODE, dynamic=False)
-            fn = self.compiled[shape]
-            kernel = lambda m_, n_, k_, x, y, z: z.copy_(fn(x, y))  # noqa: E731
-            call = lambda: fn(a, b)  # noqa: E731  (timed without the copy: it returns its own output)
         else:
             key = json.dumps(impl, sort_keys=True)
             if key not in self.kernels:  # one instance per spec: Tilus builds each (N, K) once per instance

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from matmul_data import paths, versions
+from matmul_data import paths, results, versions
 
 REGISTERS_PER_SM = 65536
 REGISTER_UNIT_PER_WARP = 256
@@ -87,9 +87,6 @@ def load_builds(path: Path = BUILD_RECORD) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-_CACHE: dict[tuple[Path, int], dict[str, Any]] = {}
-
-
 def build_of(record: dict[str, Any], version: str) -> tuple[Build, dict[str, Any]]:
     """One version's build and the configuration it was built with (its kernel file's TUNED)."""
     entry = record.get("versions", {}).get(version)
@@ -137,17 +134,13 @@ def budget(build: Build, config: dict[str, Any], shape: tuple[int, int, int], sm
 
 def source_hash(kernel_file: Path) -> str:
     """SHA-256 of a kernel file and the helpers it builds with: a changed kernel makes its record stale."""
-    digest = hashlib.sha256()
-    for path in (kernel_file, *(kernel_file.parent / name for name in HELPERS)):
-        digest.update(path.read_bytes())
-    return digest.hexdigest()
+    return files_hash([Path(kernel_file).resolve().relative_to(paths.ROOT).as_posix()])
 
 
 def files_hash(relative: list[str]) -> str:
-    """SHA-256 of files named relative to the repository root, then of the kernel helpers: an extra build's stamp."""
+    """SHA-256 of files named relative to the repository root, then of the kernel helpers: a build's stamp."""
     digest = hashlib.sha256()
-    helpers = [paths.KERNEL_DIR / name for name in HELPERS]
-    for path in (*(paths.ROOT / r for r in relative), *helpers):
+    for path in (*(paths.ROOT / r for r in relative), *(paths.KERNEL_DIR / name for name in HELPERS)):
         digest.update(path.read_bytes())
     return digest.hexdigest()
 
@@ -157,8 +150,5 @@ HELPERS = ("pipeline.py", "raster.py", "tilus_fixes.py")
 
 
 def write_record(path: Path, data: dict[str, Any]) -> None:
-    """Write the build record in one step (temp file + rename): readers see the old record or the new one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    """Write the build record in one step: readers see the old record or the new one."""
+    results.write_bytes_atomic(path, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode("utf-8"))

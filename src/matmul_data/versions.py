@@ -82,11 +82,6 @@ class Version:
         return any(isinstance(node, ast.FunctionDef) and node.name == "config_for" for node in tree.body)
 
     @property
-    def fixed_config(self) -> dict[str, Any] | None:
-        """What to pin at every shape: ``TUNED``, or None when :attr:`per_problem` (the rule picks per shape)."""
-        return None if self.per_problem else self.tuned
-
-    @property
     def chapter(self) -> Path:
         return paths.CHAPTERS_DIR / f"{self.name}.rst"
 

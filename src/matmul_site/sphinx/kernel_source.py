@@ -2,9 +2,7 @@
 
 ``.. kernel-source:: v3`` is ``literalinclude`` of ``examples/hopper_matmul/matmul_v3.py``
 with the same options (use ``:start-at:`` / ``:end-at:`` text markers, never line
-numbers). While a kernel file is still being written and is not in the repository,
-the directive renders a plain note saying so instead of failing the build; once the
-file exists, a marker that does not match is a build error, as with literalinclude.
+numbers); a marker that does not match is a build error, as with literalinclude.
 
 The gallery is sphinx-gallery's, fed by :func:`stage_gallery` at ``builder-inited``, just
 before sphinx-gallery reads its input: sphinx-gallery needs a module docstring and a gallery
@@ -65,21 +63,13 @@ def kernel_path(version: str) -> Path:
 
 
 class KernelSource(LiteralInclude):
-    """literalinclude of a kernel file by version name, or a note while the file is not written yet."""
+    """literalinclude of a kernel file by version name (the versions are the kernel files that exist)."""
 
     def run(self) -> list[nodes.Node]:
         version = self.arguments[0]
         if version not in versions.names():
             raise self.error(f"kernel-source: unknown version {version!r}; known: {', '.join(versions.names())}")
-        path = kernel_path(version)
-        self.env.note_dependency(str(path))  # a missing file counts as changed: the page rebuilds once it lands
-        relative = path.relative_to(ROOT).as_posix()
-        if not path.exists():
-            text = (
-                f"The {version.upper()} kernel ({relative}) is being written and is not in the repository yet; "
-                "this page will show its code once it lands."
-            )
-            return [nodes.note("", nodes.paragraph(text, text, classes=["kernel-pending"]))]
+        relative = kernel_path(version).relative_to(ROOT).as_posix()
         self.arguments[0] = f"/../{relative}"  # a leading "/" is the docs/ folder
         self.options.setdefault("language", "python")
         self.options.setdefault("caption", relative)
@@ -166,7 +156,7 @@ def _docstring(path: Path, version: str, download: Path) -> str:
 
 
 def stage_gallery(dest: Path, downloads: Path | None = None) -> list[Path]:
-    """Copy every existing kernel file to dest/ (with a docstring) and write the gallery header.
+    """Copy every kernel file to dest/ (with a docstring) and write the gallery header.
 
     Each kernel's zip goes to ``downloads`` (by default ``gallery_downloads/`` next to dest/). Files whose
     bytes would not change are not written.
@@ -177,9 +167,6 @@ def stage_gallery(dest: Path, downloads: Path | None = None) -> list[Path]:
     for version in versions.names(KERNELS):
         source = kernel_path(version)
         target = dest / source.name
-        if not source.exists():
-            target.unlink(missing_ok=True)
-            continue
         download = _write_if_changed(downloads / f"{source.stem}.zip", zip_bytes(source))
         text = _docstring(source, version, download) + source.read_text(encoding="utf-8")
         _write_if_changed(target, text.encode("utf-8"))
@@ -243,7 +230,7 @@ def _restore_originals(app: Sphinx) -> None:
     for version in versions.names():
         source = kernel_path(version)
         copy = _gallery_dir(app) / source.name
-        if copy.exists() and source.exists():
+        if copy.exists():
             shutil.copy2(source, copy)  # not the staged copy with a docstring; copy2 keeps the file's time
             archive = _write_if_changed(copy.with_suffix(".zip"), zip_bytes(source))  # sphinx-gallery's: the .py alone
             newest = max(file.stat().st_mtime_ns for file in bundle_files(source))
@@ -269,8 +256,6 @@ def _write_thumbnails(app: Sphinx, docname: str, source: list[str]) -> None:
     thumbs = _gallery_dir(app) / "images" / "thumb"
     width, height = app.config.sphinx_gallery_conf["thumbnail_size"]
     for version in versions.names():
-        if not kernel_path(version).exists():
-            continue
         chart = chart_files.chart_png(app, f"plot_{version}")
         image = chart if chart.is_file() else Path(glr_path_static()) / "no_image.png"
         with tempfile.TemporaryDirectory() as scratch:
