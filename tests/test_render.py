@@ -205,13 +205,17 @@ def test_no_extra_build_is_stale(record: dict[str, Any]) -> None:
     assert stale == [], "files changed since the record: run `python -m matmul_bench buildcheck --record`"
 
 
-def test_a_suspect_rows_clock_says_so_and_no_share_of_the_peak_rests_on_it(data: dict[str, Any]) -> None:
+def test_a_suspect_rows_clock_and_power_are_not_printed_and_no_share_of_the_peak_rests_on_them(
+    data: dict[str, Any],
+) -> None:
     row = data["ladder"]["rows"]["v7"]
-    row.update(sm_clock_mhz=1965.0, efficiency=0.62, suspect=True)
+    row.update(sm_clock_mhz=1965.0, power_w=662.0, efficiency=0.62, suspect=True)
     named = render.values(data, None)
-    assert named["v7.sm_clock"].startswith("1965 MHz (suspect") and "v7.peak_fraction" not in named
+    assert named["v7.sm_clock"].startswith("not shown (") and "1965" not in named["v7.sm_clock"]
+    assert named["v7.power"] == "not shown" and "v7.peak_fraction" not in named
     row.update(suspect=False)
-    assert "suspect" not in render.values(data, None)["v7.sm_clock"]
+    named = render.values(data, None)
+    assert (named["v7.sm_clock"], named["v7.power"]) == ("1965 MHz", "662 W")
 
 
 def test_try_it_outcomes_read_from_the_file() -> None:

@@ -10,13 +10,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-# Counter -> its metrics; the tensor pipe has one per instruction family on Hopper (gmma = WGMMA, hmma = mma.sync),
-# a kernel uses one of them, so a counter is the largest of its metrics.
+# Counter -> its metrics, most wanted first; a counter is the first of them that ncu measured. On the H200's ncu
+# (2025.3) the tensor pipe's cycles-active metric of the WGMMA family alone does not exist: the whole pipe's
+# (sm__pipe_tensor_cycles_active) counts HGMMA and mma.sync alike, and hmma's ("HMMA/HFMA2.MMA/HGMMA/QGMMA ops",
+# ncu --query-metrics) is the fallback; the WGMMA instruction count says which family a kernel used.
 NCU_METRICS: dict[str, tuple[str, ...]] = {
     "tensor_pipe_pct": (
-        "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active",
+        "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
         "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
     ),
+    "gmma_instructions": ("sm__inst_executed_pipe_tensor_op_gmma.sum",),
     "dram_throughput_pct": ("dram__throughput.avg.pct_of_peak_sustained_elapsed",),
     "dram_read_bytes": ("dram__bytes_read.sum",),
     "l2_hit_pct": ("lts__t_sector_hit_rate.pct",),
@@ -67,9 +70,7 @@ def parse_csv(text: str, metrics: Sequence[str]) -> dict[str, float]:
 
 def counters_from_metrics(values: dict[str, float]) -> dict[str, Any] | None:
     """The results file's counters from raw ncu values; None when ncu gave none of them."""
-    counters: dict[str, Any] = {
-        c: max((values[m] for m in ms if m in values), default=None) for c, ms in NCU_METRICS.items()
-    }
+    counters: dict[str, Any] = {c: next((values[m] for m in ms if m in values), None) for c, ms in NCU_METRICS.items()}
     return None if all(v is None for v in counters.values()) else {**counters, "ncu_metrics": dict(values)}
 
 

@@ -39,6 +39,7 @@ METHOD_LINK = ":doc:`How we measured </method>`."  # every caption ends with it
 # An Nsight Compute counter a row may hold: name -> (its key in the row's "counters", label, unit kind).
 COUNTERS = {
     "tensor_pipe": ("tensor_pipe_pct", "Tensor pipe utilisation (ncu)", "pct"),
+    "gmma_instructions": ("gmma_instructions", "WGMMA instructions executed (ncu)", "count"),
     "dram_throughput": ("dram_throughput_pct", "DRAM throughput, share of peak (ncu)", "pct"),
     "dram_read": ("dram_read_bytes", "Bytes read from DRAM (ncu)", "mb"),
     "l2_hit": ("l2_hit_pct", "L2 hit rate (ncu)", "pct"),
@@ -145,10 +146,14 @@ def reversed_step(step: dict[str, Any]) -> str:
 
 def clock_text(row: dict[str, Any]) -> str:
     """The row's clock; where its implied efficiency is implausible, marked as a suspect reading."""
-    text = unit_text("mhz", row.get("sm_clock_mhz"))
     if row.get("suspect"):
-        return f"{text} (suspect: it would put the row at {100 * row['efficiency']:.0f}% of the peak at that clock)"
-    return text
+        return f"not shown (the reading would put the row at {100 * row['efficiency']:.0f}% of the peak at that clock)"
+    return unit_text("mhz", row.get("sm_clock_mhz"))
+
+
+def power_text(row: dict[str, Any]) -> str:
+    """The row's power; none where its clock reading is implausible (both come from the same window)."""
+    return "not shown" if row.get("suspect") else unit_text("watts", row.get("power_w"))
 
 
 def counter_text(key: str, value: float | None) -> str:
@@ -171,7 +176,7 @@ def row_values(name: str, row: dict[str, Any], data: dict[str, Any]) -> Iterator
         yield f"{name}.attempt", f"{words} over {versions.label(step['over'])}: {ratio}; " + (
             "kept" if row.get("kept") else "not kept")  # fmt: skip
     yield f"{name}.sm_clock", clock_text(row)
-    yield f"{name}.power", unit_text("watts", row.get("power_w"))
+    yield f"{name}.power", power_text(row)
     peak = results.row_peak_tflops(data, row)
     if peak is not None:
         yield f"{name}.peak_at_clock", unit_text("tflops", peak)
@@ -420,7 +425,7 @@ def ladder_table(data: Data) -> Table:
             numfmt.step_text(row["step"]) if row.get("step") else NOT_MEASURED)  # fmt: skip
         rows.append([chapter_link(impl), f"{row['tflops']:.0f}", unit_text("ms", row["latency_ms"]),
                      numfmt.ratio_text(row["ratio_to_cublas"]), step, clock_text(row),
-                     unit_text("watts", row.get("power_w"))])  # fmt: skip
+                     power_text(row)])  # fmt: skip
     return rows
 
 
