@@ -74,6 +74,7 @@ from matmul_data.schema import (  # noqa: F401  (re-exported: the results API)
     TRYIT_OUTCOMES,
     TRYIT_TITLE_PREFIX,
     ResultsError,
+    is_proof_run,
     is_tryit_run,
     run_key,
     tflops,
@@ -253,8 +254,13 @@ def sweep_runs(data: dict[str, Any] | None) -> list[dict[str, Any]]:
 
 def steps_runs(data: dict[str, Any] | None, after: str | None = None, *, tryit: bool = False) -> list[dict[str, Any]]:
     """The steps runs (after one version, or all), either the ladder's attempts or the chapters' timed try-its."""
-    runs = (data or {}).get("steps", [])
+    runs = [r for r in (data or {}).get("steps", []) if not is_proof_run(r)]
     return [r for r in runs if (after is None or r["after"] == after) and is_tryit_run(r) == tryit]
+
+
+def proof_runs(data: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The warm-up's proof: the steps runs that time one kernel and cuBLAS beside different neighbours."""
+    return [r for r in (data or {}).get("steps", []) if is_proof_run(r)]
 
 
 def steps_row(
@@ -267,7 +273,7 @@ def steps_row(
     found = [
         (run, run["rows"][impl])
         for run in (data or {}).get("steps", [])
-        if impl in run["rows"] and (shape is None or shape_of(run) == shape)
+        if impl in run["rows"] and (shape is None or shape_of(run) == shape) and not is_proof_run(run)
     ]
     found.sort(key=lambda pair: (bool(pair[1].get("step")), pair[0]["run_id"]))
     return found[-1] if found else None

@@ -18,6 +18,7 @@ HOW_TO_CREATE = paths.HOW_TO_CREATE
 CUBLAS = "cublas"
 # A steps run with this title prefix is a chapter's "Try it" (experiments/tryit.py), not a step of the ladder.
 TRYIT_TITLE_PREFIX = "Try it: "
+PROOF_TITLE_PREFIX = "the warm-up's proof"  # steps runs that test the method (docs/method.rst), not a kernel
 TRYIT_OUTCOMES = ("exact", "wrong", "hangs", "does not build", "crashes")
 
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -252,6 +253,11 @@ def _validate_cublas_kernel(entry: Any, field: str) -> None:
                 raise _fail(f"{field}.decoded.{key}", "must be two positive integers", value)
         _integer(decoded, "stages", f"{field}.decoded")
         _integer(decoded, "block_k", f"{field}.decoded")
+
+
+def is_proof_run(run: dict[str, Any]) -> bool:
+    """Whether a steps run is the warm-up's proof (one kernel beside different neighbours), not an attempt."""
+    return str(run.get("title", "")).startswith(PROOF_TITLE_PREFIX)
 
 
 def is_tryit_run(run: dict[str, Any]) -> bool:

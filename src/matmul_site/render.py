@@ -22,6 +22,7 @@ import argparse
 import csv
 import functools
 import io
+import json
 import re
 import sys
 from collections.abc import Callable, Iterator
@@ -119,10 +120,11 @@ def row_names(data: Data) -> dict[str, dict[str, Any]]:
     :func:`matmul_data.results.steps_row` prefers, ``name:shape`` for the run at that shape, ``<run slug>.name``
     for the row of exactly that run)."""
     rows: dict[str, dict[str, Any]] = {}
-    for run in (data or {}).get("steps", []):
+    attempts = [run for run in (data or {}).get("steps", []) if not results.is_proof_run(run)]
+    for run in attempts:
         for impl in run["rows"]:
             rows[impl] = results.steps_row(data, impl)[1]  # type: ignore[index]
-    for run in (data or {}).get("steps", []):
+    for run in attempts:
         for impl, row in run["rows"].items():
             shape = results.shape_of(run)
             rows[f"{impl}:{shape_name(shape)}"] = results.steps_row(data, impl, shape)[1]  # type: ignore[index]
@@ -322,6 +324,8 @@ def values(data: Data, record: dict[str, Any] | None) -> dict[str, str]:
         for name, row in row_names(data).items():
             out.update(row_values(name, row, data))
         out.update(edit_values(data))
+        out.update(proof_values(data))
+        out.update(warmup_values(data))
     for version in versions.names():
         out[f"{version}.build_unchanged"] = build_table(version, record)[1] or "Every fact is listed above."
     out.update(caption_values(data, record))
@@ -608,6 +612,54 @@ def warmup_text(method: dict[str, Any]) -> str:
     return f"{method['warmup']} calls per implementation and round"
 
 
+def proof_pairs(data: Data) -> list[tuple[str, dict[str, Any]]]:
+    """The warm-up's proof: (the neighbour, the run) for each recorded rotation, V6 and cuBLAS in each."""
+    pairs = []
+    for run in results.proof_runs(data):
+        others = [impl for impl in run["rows"] if impl not in ("v6", results.CUBLAS)]
+        if "v6" in run["rows"] and len(others) == 1:
+            pairs.append((others[0], run))
+    return pairs
+
+
+def proof_table(data: Data) -> Table:
+    """V6 against cuBLAS in rotations with different neighbours: the same ratio is the warm-up's proof."""
+    header = ["Beside", f"V6 {TIMES} cuBLAS [95% interval]", "V6", "cuBLAS", "The neighbour", "Runs"]
+    rows = [[versions.label(other), numfmt.ratio_text(run["rows"]["v6"]["ratio_to_cublas"]),
+             unit_text("tflops", run["rows"]["v6"]["tflops"]), unit_text("tflops", run["rows"]["cublas"]["tflops"]),
+             f"{numfmt.ratio_text(run['rows'][other]['ratio_to_cublas'])} of cuBLAS", str(len(run.get("runs", [])))]
+            for other, run in proof_pairs(data)]  # fmt: skip
+    return [header, *rows] if rows else [header, [f"The proof is {NOT_MEASURED}.", *[""] * 5]]
+
+
+def proof_values(data: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """How far apart V6's ratios to cuBLAS are in the proof's rotations, against the rule's band."""
+    ratios = [run["rows"]["v6"]["ratio_to_cublas"]["median"] for _, run in proof_pairs(data)]
+    if len(ratios) >= 2:
+        gap = max(ratios) / min(ratios) - 1.0
+        band = (data["method"].get("verdicts") or {}).get("band", 0.0)
+        yield "proof.gap", f"{100 * gap:.1f}%"
+        yield "proof.verdict", "inside the band" if gap <= band else "outside the band"
+
+
+def warmup_values(data: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """The measurement behind the warm-up (experiments/warmup.py) on the results file's GPU."""
+    if "warmup_s" in data["method"]:
+        yield "method.warmup_s", f"{data['method']['warmup_s']:g} s"
+    path = paths.RESULTS_DIR / "warmup" / f"{results.slug(data['gpu']['name'])}.json"
+    if not path.is_file():
+        return
+    found = json.loads(path.read_text(encoding="utf-8"))
+    blocks = found["blocks"]
+    settled = sorted(b["settle_s"] for b in blocks if b["settle_s"] is not None)
+    if settled:
+        yield "warmup.settle", f"{settled[0]:.2f} to {settled[-1]:.2f} s"
+    yield "warmup.settled", f"{len(settled)} of {len(blocks)}"
+    yield "warmup.block_s", f"{found['block_s']:g} s"
+    yield "warmup.first_faster", f"{100 * max(1.0 - b['first_ms'] / b['final_ms'] for b in blocks):.0f}%"
+    yield "warmup.date", found["date"]
+
+
 def runs_table(data: Data) -> Table:
     """Every figure's independent runs: their ids, dates and the commit of this project each was measured at."""
     header = ["Figure", "Runs", "Dates", "Commits"]
@@ -755,6 +807,7 @@ def files(data: Data, record: dict[str, Any] | None, docs: Path = paths.DOCS_DIR
     out["runs.csv"] = csv_text(runs_table(data))
     out["baseline-kernels.csv"] = csv_text(baseline_kernels_table(data))
     out["tile-choices.csv"] = csv_text(tile_choices_table())
+    out["warmup-proof.csv"] = csv_text(proof_table(data))
     for run in results.steps_runs(data):
         rows = [(run, impl, row) for impl, row in run["rows"].items() if impl != results.CUBLAS]
         out[f"steps-{run_slug(run)}.csv"] = csv_text(attempts_table(rows, with_run=False))
