@@ -55,6 +55,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 BUILD_TEST_MODULES = {
+    "test_buildcheck.py",
+    "test_tilus_fixes.py",
     "test_kernels_build.py",
     "test_v4_v6_build.py",
     "test_v7_variants_build.py",
