@@ -52,6 +52,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         import kernel_builds
 
         kernel_builds.start()
+    import early  # the site builds (tests/early.py), for the same reason
+
+    early.start({item.path.name for item in session.items})
 
 
 BUILD_TEST_MODULES = {
