@@ -40,7 +40,13 @@ def _folder() -> Path:
 
 
 def register(test_file: str, key: str, make: Callable[[Path], Any]) -> None:
-    """Have ``make(folder)`` run early whenever a test of ``test_file`` (its file name) is selected."""
+    """Have ``make(folder)`` run early whenever a test of ``test_file`` (its file name) is selected.
+
+    ``key`` names the build's folder too: no space (matplotlib's plot directive drops spaces from the paths it
+    writes, and the build then misses its images).
+    """
+    if not key.replace("-", "").replace("_", "").isalnum():
+        raise ValueError(f"{key!r}: a build's key is its folder's name: letters, digits, - and _ only")
     _REGISTERED[key] = (Path(test_file).name, make)
 
 

@@ -101,7 +101,7 @@ def build_bare_site(where: Path) -> Path:
 
 # Both builds start when this file's tests are collected (tests/early.py) and run while the tests before them run.
 early.register(__file__, "site", build_site_twice)
-early.register(__file__, "bare site", build_bare_site)
+early.register(__file__, "bare-site", build_bare_site)
 
 
 @pytest.fixture(scope="module")
@@ -117,7 +117,7 @@ def site(built: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def bare_site() -> Path:
-    return early.result("bare site")
+    return early.result("bare-site")
 
 
 class _Text(HTMLParser):
