@@ -52,9 +52,14 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         import kernel_builds
 
         kernel_builds.start()
+    import early  # the site builds (tests/early.py), for the same reason
+
+    early.start({item.path.name for item in session.items})
 
 
 BUILD_TEST_MODULES = {
+    "test_buildcheck.py",
+    "test_tilus_fixes.py",
     "test_kernels_build.py",
     "test_v4_v6_build.py",
     "test_v7_variants_build.py",

@@ -8,13 +8,18 @@ from __future__ import annotations
 
 import functools
 import itertools
+import json
 import multiprocessing
 import os
+import subprocess
+import sys
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any
 
 from matmul_bench import buildcheck, kernels
 from matmul_data import versions
+
+TESTS = os.path.dirname(os.path.abspath(__file__))
 
 # M = 1000 and N = 1800 are multiples of no tile size; K = 520 = 8 * 64 + 8 leaves a partial last K-tile.
 BUILD_SHAPE = (1000, 1800, 520)
@@ -67,10 +72,44 @@ def _experiments() -> dict[str, Future[buildcheck.BuildReport]]:
     return {name: _pool().submit(_build_experiment, *args) for name, args in EXPERIMENT_BUILDS.items()}
 
 
+# Lowering the minimal kernel in a fresh process, with or without the Tilus fixes (tests/test_tilus_fixes.py): the
+# fixes patch Tilus for the whole process, and every process of the pool has them (buildcheck imports common).
+LOWER_MINIMAL = """
+import json
+from matmul_bench import buildcheck
+from minimal_kernel import MinimalTmaWgmma
+a, b, c = buildcheck.cpu_operands(1024, 1024, 1024)
+print(json.dumps(buildcheck.generate_source(MinimalTmaWgmma, {}, (1024, 1024, 1024, a, b, c))))
+"""
+
+
+def _lower_minimal_without_fixes() -> str:
+    env = dict(kernels.child_env(), HOPPER_MATMUL_NO_TILUS_FIXES="1")
+    env["PYTHONPATH"] += os.pathsep + TESTS  # the minimal kernel
+    done = subprocess.run([sys.executable, "-c", LOWER_MINIMAL], env=env, capture_output=True, text=True, timeout=300)
+    if done.returncode != 0:
+        raise RuntimeError(f"lowering the minimal kernel without the fixes failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@functools.cache
+def _unfixed() -> Future[str]:
+    return _pool().submit(_lower_minimal_without_fixes)
+
+
 def start() -> None:
-    """Begin every build now, in the background; :func:`built` and :func:`built_experiment` collect them."""
+    """Begin every build now, in the background; :func:`built` and :func:`built_experiment` collect them.
+
+    The minimal kernel's two lowerings first: test_buildcheck.py and test_tilus_fixes.py need nothing else.
+    """
+    _unfixed()
+    _experiments()  # the minimal kernel's build first: EXPERIMENT_BUILDS lists it first
     _pending()
-    _experiments()
+
+
+def minimal_source_without_fixes() -> str:
+    """The CUDA source Tilus generates for the minimal kernel (defaults, 1024^3) with none of the fixes applied."""
+    return _unfixed().result()
 
 
 def built_experiment(name: str) -> buildcheck.BuildReport:
@@ -81,6 +120,9 @@ def built_experiment(name: str) -> buildcheck.BuildReport:
 # Experiments whose builds a test module inspects: name -> (file, class, config, shape[, disassemble]). The test
 # module fills this when it is imported (at collection), so conftest's start() builds them with the versions.
 EXPERIMENT_BUILDS: dict[str, tuple[Any, ...]] = {}
+# The smallest TMA + WGMMA kernel with its default tile, fixes applied (tests/test_buildcheck.py, test_tilus_fixes.py).
+MINIMAL = "minimal"
+EXPERIMENT_BUILDS[MINIMAL] = (os.path.join(TESTS, "minimal_kernel.py"), "MinimalTmaWgmma", {}, (1024, 1024, 1024), True)
 
 
 def built(version: str) -> buildcheck.BuildReport:

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import pytest
 
+import kernel_builds
 from matmul_bench import buildcheck
-from minimal_kernel import MinimalTmaWgmma
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
 def minimal_build() -> buildcheck.BuildReport:
-    return buildcheck.build_sm90a(MinimalTmaWgmma, {"block_m": 128, "block_n": 128, "block_k": 64}, sass=True)
+    """The minimal kernel's 128 x 128 x 64 build, made in the background (tests/kernel_builds.py)."""
+    return kernel_builds.built_experiment(kernel_builds.MINIMAL)
 
 
 def test_minimal_kernel_ptx_holds_tma_wgmma_and_mbarrier(minimal_build: buildcheck.BuildReport) -> None:

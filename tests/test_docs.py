@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+import early
 from fake_results import fake_file
 from matmul_bench import rerun
 from matmul_data import paths, results, stats, versions
@@ -49,7 +50,7 @@ def build(
 
     ``rerun_without_hopper`` sets the rerun variable with an nvidia-smi on PATH that reports a non-Hopper GPU.
     """
-    env = {**os.environ, "PYTHONWARNINGS": "error::DeprecationWarning,error::PendingDeprecationWarning",
+    env = {**early.ENVIRON, "PYTHONWARNINGS": "error::DeprecationWarning,error::PendingDeprecationWarning",
            "NO_COLOR": "1"}  # fmt: skip
     for name in (rerun.ENV, "FORCE_COLOR", paths.ENV_RESULTS):
         env.pop(name, None)
@@ -78,13 +79,35 @@ def pages_in_log(where: Path, log: str, step: str) -> set[str]:
     return set(re.findall(rf"^{step}\.\.\. \[\s*\d+%\] (\S+)$", text, re.M))
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def build_site_twice(where: Path) -> Path:
     """The site of the committed data and generated files, built, then built again with nothing changed."""
-    where = tmp_path_factory.mktemp("site")
     build(DOCS, where / "html")
     build(DOCS, where / "html", log="again")
     return where
+
+
+def build_bare_site(where: Path) -> Path:
+    """The pages rendered and built with no results file; chart rerun asked for, on no Hopper GPU."""
+    shutil.copytree(DOCS, where / "docs", ignore=shutil.ignore_patterns("gallery", "_generated"))
+    for name in ("figures", "examples", "build"):  # what the pages reach as ../../figures/ and the like
+        (where / name).symlink_to(ROOT / name)
+    missing = where / "none.json"
+    env = {**early.ENVIRON, paths.ENV_RESULTS: str(missing)}
+    done = subprocess.run([sys.executable, "-m", "matmul_site.render", "--docs", str(where / "docs")], env=env,
+                          capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return build(where / "docs", where / "html", results_file=missing, rerun_without_hopper=True)
+
+
+# Both builds start when this file's tests are collected (tests/early.py) and run while the tests before them run.
+early.register(__file__, "site", build_site_twice)
+early.register(__file__, "bare-site", build_bare_site)
+
+
+@pytest.fixture(scope="module")
+def built() -> Path:
+    """The folder of the site built twice (build_site_twice): html/ and the two builds' logs."""
+    return early.result("site")
 
 
 @pytest.fixture(scope="module")
@@ -93,18 +116,8 @@ def site(built: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def bare_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The pages rendered and built with no results file; chart rerun asked for, on no Hopper GPU."""
-    where = tmp_path_factory.mktemp("bare")
-    shutil.copytree(DOCS, where / "docs", ignore=shutil.ignore_patterns("gallery", "_generated"))
-    for name in ("figures", "examples", "build"):  # what the pages reach as ../../figures/ and the like
-        (where / name).symlink_to(ROOT / name)
-    missing = where / "none.json"
-    env = {**os.environ, paths.ENV_RESULTS: str(missing)}
-    done = subprocess.run([sys.executable, "-m", "matmul_site.render", "--docs", str(where / "docs")], env=env,
-                          capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    return build(where / "docs", where / "html", results_file=missing, rerun_without_hopper=True)
+def bare_site() -> Path:
+    return early.result("bare-site")
 
 
 class _Text(HTMLParser):

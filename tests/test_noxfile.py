@@ -24,18 +24,21 @@ ROOT = Path(__file__).resolve().parents[1]
 class Recorder:
     """A nox.Session in an environment at `location`: records run() and install() calls; error() raises."""
 
-    def __init__(self, location: Path | None = None) -> None:
+    def __init__(self, location: Path | None = None, venv_backend: str = "virtualenv") -> None:
+        self.venv_backend = venv_backend
         self.posargs: list[str] = []
         self.runs: list[tuple[tuple[str, ...], dict[str, str]]] = []
         self.installs: list[tuple[str, ...]] = []
+        self.install_envs: list[dict[str, str]] = []
         self.logs: list[str] = []
         self.virtualenv = types.SimpleNamespace(location=str(location) if location else None)
 
     def run(self, *args: str, env: dict[str, str] | None = None, **_: Any) -> None:
         self.runs.append((args, env or {}))
 
-    def install(self, *args: str, **_: Any) -> None:
+    def install(self, *args: str, env: dict[str, str] | None = None, **_: Any) -> None:
         self.installs.append(args)
+        self.install_envs.append(env or {})
 
     def log(self, *args: Any) -> None:
         self.logs.append(" ".join(map(str, args)))
@@ -161,3 +164,19 @@ def test_without_pytorchs_index_torch_comes_at_the_pinned_version_and_the_messag
     pin = noxfile["torch_pin"]()
     assert session.installs == [(pin,)]
     assert len(session.logs) == 1 and pin in session.logs[0], session.logs
+
+
+def test_under_uv_installs_pass_no_pip_only_flag_and_uv_finds_the_wheels_pip_is_pointed_at(
+    noxfile: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PIP_FIND_LINKS", "/opt/wheels  /srv/more")
+    monkeypatch.setenv("PIP_EXTRA_INDEX_URL", "file:///opt/pypi/simple")
+    monkeypatch.setenv("UV_EXTRA_INDEX_URL", "https://mine.example/simple")  # set for uv already: left as it is
+    monkeypatch.delenv("UV_FIND_LINKS", raising=False)
+    for name in ("docs", "browser", "lint"):
+        uv, pip = Recorder(venv_backend="uv"), Recorder()
+        noxfile[name](uv)
+        noxfile[name](pip)
+        assert uv.installs and not any("--progress-bar" in args for args in uv.installs), uv.installs  # uv: error
+        assert all(env == {"UV_FIND_LINKS": "/opt/wheels,/srv/more"} for env in uv.install_envs), uv.install_envs
+        assert [a for a in pip.installs if "-e" in a] in ([], [("--progress-bar", "on", "-e", f".[{name}]")])

@@ -216,10 +216,11 @@ def test_after_the_install_step_every_python_command_imports_what_it_needs(tmp_p
             checks.append(f"(cd {shlex.quote(str(Path(name).parent))} && python -c {shlex.quote(load)})")
         else:  # a module's command, asked what it does: the module and that command are there
             checks.append(shlex.join(["python", "-m", name, *leading_words(args), "--help"]))
-    # One shell for all: a failing check writes itself and the end of its output on stderr, and the next one runs.
-    script = "\n".join(
-        f'out=$({c} 2>&1) || printf "FAILED: %s\\n%s\\n" {shlex.quote(c)} "$(printf %s "$out" | tail -n 15)" >&2'
-        for c in dict.fromkeys(checks)
+    # One shell for all, the checks side by side (each is a Python that imports torch or Tilus: seconds of CPU): a
+    # failing check writes itself and the end of its output on stderr, in one write, and the others go on.
+    report = 'printf "FAILED: %s\\n%s\\n" {} "$(printf %s "$out" | tail -n 15)" >&2'
+    script = (
+        "".join(f"(out=$({c} 2>&1) || {report.format(shlex.quote(c))}) &\n" for c in dict.fromkeys(checks)) + "wait"
     )
     done = bash(script, repo, env)
     assert not done.stderr, f"after `{install}`, these fail:\n{done.stderr}"

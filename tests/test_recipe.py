@@ -7,7 +7,6 @@ again into the same folder.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
@@ -16,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+import early
 from matmul_data import paths, versions
 
 pytestmark = pytest.mark.slow
@@ -68,7 +68,7 @@ def add_version(repo: Path) -> str:
 
 
 def run(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(repo / "src"), "PYTHONWARNINGS": "error::DeprecationWarning"}
+    env = {**early.ENVIRON, "PYTHONPATH": str(repo / "src"), "PYTHONWARNINGS": "error::DeprecationWarning"}
     env.pop(paths.ENV_RESULTS, None)
     return subprocess.run([sys.executable, *args], cwd=repo, capture_output=True, text=True, env=env, timeout=600)
 
@@ -82,11 +82,22 @@ def build(repo: Path, out: Path) -> str:
     return (out / "index.html").read_text(encoding="utf-8")
 
 
-def test_a_new_chapter_is_a_kernel_and_a_page_and_removing_it_builds_again(tmp_path: Path) -> None:
-    repo = copy_repository(tmp_path / "repo")
+def add_and_build(where: Path) -> tuple[Path, str, Path]:
+    """Steps 1 and 2 in a copy of the repository, then the build: (the copy, the new version, the site)."""
+    repo = copy_repository(where / "repo")
     name = add_version(repo)
-    out = tmp_path / "html"
-    index = build(repo, out)
+    out = where / "html"
+    build(repo, out)
+    return repo, name, out
+
+
+# Started when this file's test is collected (tests/early.py): it runs while the tests before it run.
+early.register(__file__, "recipe", add_and_build)
+
+
+def test_a_new_chapter_is_a_kernel_and_a_page_and_removing_it_builds_again() -> None:
+    repo, name, out = early.result("recipe")
+    index = (out / "index.html").read_text(encoding="utf-8")
     assert f'href="chapters/{name}.html"' in index, "the index does not list the new chapter"
     page = (out / "chapters" / f"{name}.html").read_text(encoding="utf-8")
     assert "not measured yet" in page and "budget" in page.lower()

@@ -2,49 +2,16 @@
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import subprocess
-import sys
 
 import pytest
 
-from conftest import ROOT
+import kernel_builds
 from matmul_bench import kernels
 
 tilus_fixes = kernels.load("tilus_fixes")
 
 pytestmark = pytest.mark.slow
-
-LOWER_MINIMAL = """
-import json
-from matmul_bench import buildcheck
-from minimal_kernel import MinimalTmaWgmma
-a, b, c = buildcheck.cpu_operands(1024, 1024, 1024)
-print(json.dumps(buildcheck.generate_source(MinimalTmaWgmma, {}, (1024, 1024, 1024, a, b, c))))
-"""
-
-
-def start_lowering(with_fixes: bool) -> subprocess.Popen[str]:
-    """Start Tilus lowering the minimal kernel in a fresh process (with or without the fixes applied)."""
-    env = dict(kernels.child_env(), HOPPER_MATMUL_NO_TILUS_FIXES="0" if with_fixes else "1")
-    env["PYTHONPATH"] += os.pathsep + str(ROOT / "tests")  # the minimal kernel
-    command = [sys.executable, "-c", LOWER_MINIMAL]
-    return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
-def generated_source(process: subprocess.Popen[str]) -> str:
-    """The CUDA source the lowering process printed."""
-    stdout, stderr = process.communicate(timeout=300)
-    assert process.returncode == 0, stderr[-3000:]
-    return json.loads(stdout.strip().splitlines()[-1])
-
-
-@pytest.fixture(scope="module")
-def lowerings() -> dict[bool, subprocess.Popen[str]]:
-    """Both lowerings at once: each is one single-threaded Tilus process."""
-    return {with_fixes: start_lowering(with_fixes) for with_fixes in (True, False)}
 
 
 def barrier_offset(source: str) -> int:
@@ -54,15 +21,16 @@ def barrier_offset(source: str) -> int:
 
 
 @pytest.fixture(scope="module")
-def unfixed_source(lowerings: dict[bool, subprocess.Popen[str]]) -> str:
+def unfixed_source() -> str:
     if not tilus_fixes.needed():
         pytest.skip(f"tilus {tilus_fixes.tilus.__version__} is past 0.2.0: the fixes are off, nothing to compare")
-    return generated_source(lowerings[False])
+    return kernel_builds.minimal_source_without_fixes()
 
 
 @pytest.fixture(scope="module")
-def fixed_source(lowerings: dict[bool, subprocess.Popen[str]]) -> str:
-    return generated_source(lowerings[True])
+def fixed_source() -> str:
+    """The same lowering with the fixes: the source of the minimal kernel's build (tests/test_buildcheck.py)."""
+    return kernel_builds.built_experiment(kernel_builds.MINIMAL).source
 
 
 def test_tilus_020_emits_blackwell_cta_group_without_the_fix(unfixed_source: str) -> None:

@@ -7,9 +7,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -133,19 +130,20 @@ def test_the_benchmark_plans_the_timed_runs_from_the_steps_file_flag() -> None:
 # --- the runner, on the CPU ---
 
 
-def _run_runner(*args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(paths.ROOT / "src"), os.environ.get("PYTHONPATH", "")]))
-    return subprocess.run(
-        [sys.executable, "-m", "matmul_bench", "tryit", *args], capture_output=True, text=True, env=env, timeout=120
-    )
+def _run_runner(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """`python -m matmul_bench tryit ARGS` in this process (the command line reaches it: tests/test_readme.py):
+    its exit status, stdout and stderr."""
+    status = runner.main(args)
+    out, err = capsys.readouterr()
+    return status, out, err
 
 
-def test_runner_dry_run_lists_every_edit_without_a_gpu() -> None:
-    done = _run_runner("--dry-run")
-    assert done.returncode == 0, done.stderr
+def test_runner_dry_run_lists_every_edit_without_a_gpu(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = _run_runner(capsys, "--dry-run")
+    assert status == 0, err
     for version, name, _ in EDITS:
-        assert f"{version}/{name}" in done.stdout
-    assert "estimated duration" in done.stdout and "nothing is built, launched or written" in done.stdout
+        assert f"{version}/{name}" in out
+    assert "estimated duration" in out and "nothing is built, launched or written" in out
 
 
 @pytest.mark.parametrize(
@@ -156,9 +154,12 @@ def test_runner_dry_run_lists_every_edit_without_a_gpu() -> None:
         (["--out", "missing.json"], "give an existing results file"),
     ],
 )
-def test_runner_refuses_bad_input_before_anything_runs(args: list[str], message: str) -> None:
-    done = _run_runner(*args)
-    assert done.returncode == 2 and message in done.stderr, done.stderr
+def test_runner_refuses_bad_input_before_anything_runs(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(paths.ROOT)  # "missing.json" is looked for where the command runs
+    status, out, err = _run_runner(capsys, *args)
+    assert status == 2 and message in err and out == "", err
 
 
 def test_runner_refuses_an_edit_that_no_longer_applies(tmp_path: Path) -> None:
@@ -171,11 +172,12 @@ def test_runner_refuses_an_edit_that_no_longer_applies(tmp_path: Path) -> None:
         runner.plan_jobs(spec, None)
 
 
-def test_runner_merges_into_an_existing_results_file_only(tmp_path: Path) -> None:
+def test_runner_merges_into_an_existing_results_file_only(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "r.json"
     out.write_text("{}")
-    done = _run_runner("--out", str(out))
-    assert done.returncode == 2 and "--out" in done.stderr
+    status, printed, err = _run_runner(capsys, "--out", str(out))
+    assert status == 2 and "--out" in err and printed == "", err
+    assert out.read_text() == "{}"
 
 
 def test_first_error_line_picks_the_exception_that_says_why() -> None:
