@@ -56,7 +56,8 @@ def settle(calls: list[tuple[float, float]]) -> dict[str, Any]:
     settled = index < len(medians) and calls[index][0] < end_at  # settling inside the tail itself is not settling
     first = statistics.median(ms for _, ms in calls[:WINDOW_CALLS])
     return {"settle_s": round(calls[index][0] / 1e3, 3) if settled else None, "calls": len(calls),
-            "first_ms": round(first, 4), "final_ms": round(final, 4)}  # fmt: skip
+            "first_ms": round(first, 4), "final_ms": round(final, 4),
+            "ms": [[round(at, 2), round(ms, 4)] for at, ms in calls]}  # fmt: skip
 
 
 def main() -> int:
