@@ -4,28 +4,25 @@
 
 At 8192^3, cuBLAS and V6 each run the benchmark's timed loop (512 MiB L2 flush, then the call) for ``--block-s``
 seconds, every call timed with its own CUDA events, after each of two predecessors: 2 s of idle, and 1 s of V0's loop
-(a slow neighbour, about half of cuBLAS's speed, that leaves the GPU below its power cap). A block *settles* at the
-first call after which every 25-call rolling median stays within 1% of the median of the block's last 0.5 s. Writes
-plots/results/warmup/<gpu>.json (atomically); ``python -m matmul_site.render`` puts it on the method page.
+(a slow neighbour, about half of cuBLAS's speed, that leaves the GPU below its power cap). Writes every call's start
+and time to plots/results/warmup/<gpu>.json.gz (atomically); ``python -m matmul_site.render`` puts each block's
+slices of time against its last second (matmul_data.stats.warmup_slices) on the method page.
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
-import statistics
 import time
 from typing import Any
 
 import torch
 
 from matmul_bench import kernels, machine
-from matmul_data import paths, results
+from matmul_data import paths, results, stats
 
 SHAPE = (8192, 8192, 8192)
-WINDOW_CALLS = 25  # the rolling median's width
-TOLERANCE = 0.01  # settled: every rolling median within 1% of the block's end
-TAIL_S = 0.5  # the block's end: its last half second
 
 
 def timed_loop(call: Any, flush: torch.Tensor, seconds: float) -> list[tuple[float, float]]:
@@ -44,20 +41,6 @@ def timed_loop(call: Any, flush: torch.Tensor, seconds: float) -> list[tuple[flo
     torch.cuda.synchronize()
     first = events[0][0]
     return [(first.elapsed_time(s), s.elapsed_time(e)) for s, e in events]
-
-
-def settle(calls: list[tuple[float, float]]) -> dict[str, Any]:
-    """When a block's rolling median stays within TOLERANCE of its end, and how its first calls compare."""
-    end_at = calls[-1][0] - TAIL_S * 1e3
-    final = statistics.median(ms for at, ms in calls if at >= end_at)
-    medians = [statistics.median(ms for _, ms in calls[i : i + WINDOW_CALLS]) for i in range(len(calls) - WINDOW_CALLS)]
-    outside = [i for i, m in enumerate(medians) if abs(m / final - 1.0) > TOLERANCE]
-    index = (outside[-1] + 1) if outside else 0
-    settled = index < len(medians) and calls[index][0] < end_at  # settling inside the tail itself is not settling
-    first = statistics.median(ms for _, ms in calls[:WINDOW_CALLS])
-    return {"settle_s": round(calls[index][0] / 1e3, 3) if settled else None, "calls": len(calls),
-            "first_ms": round(first, 4), "final_ms": round(final, 4),
-            "ms": [[round(at, 2), round(ms, 4)] for at, ms in calls]}  # fmt: skip
 
 
 def main() -> int:
@@ -86,16 +69,15 @@ def main() -> int:
                     time.sleep(2.0)
                 else:
                     timed_loop(slow, flush, 1.0)
-                found = settle(timed_loop(call, flush, args.block_s))
-                blocks.append({"impl": name, "after": after, "rep": rep, **found})
-                print(f"{name:>7} after {after:<5} settles at {found['settle_s']} s (first calls "
-                      f"{found['first_ms']:.3f} ms, end {found['final_ms']:.3f} ms)", flush=True)  # fmt: skip
-    out = paths.RESULTS_DIR / "warmup" / f"{results.slug(device['name'])}.json"
+                calls = [[round(at, 2), round(ms, 4)] for at, ms in timed_loop(call, flush, args.block_s)]
+                blocks.append({"impl": name, "after": after, "rep": rep, "calls": calls})
+                slices = " ".join(f"{x:.3f}" for x in stats.warmup_slices(calls) if x is not None)
+                print(f"{name:>7} after {after:<5}: each slice's time over the end's: {slices}", flush=True)
+    out = paths.RESULTS_DIR / "warmup" / f"{results.slug(device['name'])}.json.gz"
     now = machine.utc_now()
     record = {"gpu": device["name"], "date": now.strftime("%Y-%m-%d"), "git_commit": machine.git_commit(),
-              "shape": list(SHAPE), "block_s": args.block_s, "window_calls": WINDOW_CALLS, "tolerance": TOLERANCE,
-              "tail_s": TAIL_S, "blocks": blocks}  # fmt: skip
-    results.write_bytes_atomic(out, (json.dumps(record, indent=1) + "\n").encode("utf-8"))
+              "shape": list(SHAPE), "block_s": args.block_s, "blocks": blocks}  # fmt: skip
+    results.write_bytes_atomic(out, gzip.compress(json.dumps(record).encode("utf-8"), mtime=0))
     print(f"written: {out}")
     return 0
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import os
 import platform
 import subprocess
 import threading
@@ -32,7 +33,14 @@ def utc_now() -> datetime.datetime:
 
 
 def git_commit(root: Path = paths.ROOT) -> str:
-    """Short HEAD commit, with "-dirty" if any tracked file differs from it; "unknown" without git."""
+    """Short HEAD commit, with "-dirty" if any tracked file differs from it; "unknown" without git.
+
+    ``$HOPPER_MATMUL_GIT_COMMIT`` names the commit instead, for a tree copied to the GPU machine without its own
+    history (a copied ``.git`` that is older than the tree reads as "<old commit>-dirty").
+    """
+    named = os.environ.get("HOPPER_MATMUL_GIT_COMMIT", "").strip()
+    if named:
+        return named
 
     def git(*args: str) -> str | None:
         try:

@@ -72,3 +72,20 @@ def paired_ratios(numerator_ms: Sequence[float], denominator_ms: Sequence[float]
     if len(numerator_ms) != len(denominator_ms):
         raise ValueError(f"paired ratios need the same rounds: {len(numerator_ms)} vs {len(denominator_ms)} samples")
     return [a / b for a, b in zip(numerator_ms, denominator_ms, strict=True)]
+
+
+# A warm-up block (experiments/warmup.py) in slices of time from its first call, in ms: its first calls, the rest of
+# the first quarter second, the second quarter, the second half second, the second second.
+WARMUP_SLICES_MS = ((0, 25), (25, 250), (250, 500), (500, 1000), (1000, 2000))
+
+
+def warmup_slices(calls: Sequence[Sequence[float]], tail_ms: float = 1000.0) -> list[float | None]:
+    """Each slice's median call time over the median of the block's last ``tail_ms`` (1.0: its end's speed);
+    ``calls`` holds [start ms from the block's first call, duration ms]; None for a slice with no call."""
+    end = calls[-1][0]
+    final = statistics.median(ms for at, ms in calls if at >= end - tail_ms)
+    out: list[float | None] = []
+    for low, high in WARMUP_SLICES_MS:
+        inside = [ms for at, ms in calls if low <= at < high]
+        out.append(statistics.median(inside) / final if inside else None)
+    return out

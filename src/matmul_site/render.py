@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import csv
 import functools
+import gzip
 import io
 import json
 import re
@@ -30,7 +31,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from matmul_data import budget, loader, paths, results, versions
+from matmul_data import budget, loader, paths, results, stats, versions
 from matmul_site import numfmt
 from matmul_site.numfmt import NOT_MEASURED, NOT_RECORDED, TIMES, unit_text
 
@@ -642,22 +643,40 @@ def proof_values(data: dict[str, Any]) -> Iterator[tuple[str, str]]:
         yield "proof.verdict", "inside the band" if gap <= band else "outside the band"
 
 
+def warmup_record(data: Data) -> dict[str, Any] | None:
+    """experiments/warmup.py's record for the results file's GPU (every call of its blocks), or None."""
+    if data is None:
+        return None
+    path = paths.RESULTS_DIR / "warmup" / f"{results.slug(data['gpu']['name'])}.json.gz"
+    return json.loads(gzip.decompress(path.read_bytes())) if path.is_file() else None
+
+
 def warmup_values(data: dict[str, Any]) -> Iterator[tuple[str, str]]:
-    """The measurement behind the warm-up (experiments/warmup.py) on the results file's GPU."""
+    """The benchmark's warm-up, and the measurement behind it (experiments/warmup.py) on the results file's GPU."""
     if "warmup_s" in data["method"]:
         yield "method.warmup_s", f"{data['method']['warmup_s']:g} s"
-    path = paths.RESULTS_DIR / "warmup" / f"{results.slug(data['gpu']['name'])}.json"
-    if not path.is_file():
+    found = warmup_record(data)
+    if found is None:
         return
-    found = json.loads(path.read_text(encoding="utf-8"))
-    blocks = found["blocks"]
-    settled = sorted(b["settle_s"] for b in blocks if b["settle_s"] is not None)
-    if settled:
-        yield "warmup.settle", f"{settled[0]:.2f} to {settled[-1]:.2f} s"
-    yield "warmup.settled", f"{len(settled)} of {len(blocks)}"
+    slices = [stats.warmup_slices(block["calls"]) for block in found["blocks"]]
+    later = [abs(x - 1.0) for row in slices for x in row[3:] if x is not None]  # from half a second on
+    yield "warmup.first_faster", f"{100 * max(1.0 - row[0] for row in slices if row[0] is not None):.0f}%"
+    yield "warmup.later_within", f"{100 * max(later):.1f}%"
     yield "warmup.block_s", f"{found['block_s']:g} s"
-    yield "warmup.first_faster", f"{100 * max(1.0 - b['first_ms'] / b['final_ms'] for b in blocks):.0f}%"
     yield "warmup.date", found["date"]
+
+
+def warmup_table(data: Data) -> Table:
+    """Each warm-up block's slices of time, as its calls' median over the median of its last second."""
+    spans = [f"{low / 1e3:g}-{high / 1e3:g} s" for low, high in stats.WARMUP_SLICES_MS]
+    header = ["Kernel", "After", *spans]
+    found = warmup_record(data)
+    if found is None:
+        return [header, [f"The warm-up is {NOT_MEASURED}.", *[""] * (len(header) - 1)]]
+    after = {"idle": "2 s idle", "v0": "1 s of V0"}
+    return [header, *([versions.label(b["impl"]), after.get(b["after"], b["after"]),
+                       *(f"{x:.3f}" if x is not None else "" for x in stats.warmup_slices(b["calls"]))]
+                      for b in found["blocks"])]  # fmt: skip
 
 
 def runs_table(data: Data) -> Table:
@@ -808,6 +827,7 @@ def files(data: Data, record: dict[str, Any] | None, docs: Path = paths.DOCS_DIR
     out["baseline-kernels.csv"] = csv_text(baseline_kernels_table(data))
     out["tile-choices.csv"] = csv_text(tile_choices_table())
     out["warmup-proof.csv"] = csv_text(proof_table(data))
+    out["warmup-settle.csv"] = csv_text(warmup_table(data))
     for run in results.steps_runs(data):
         rows = [(run, impl, row) for impl, row in run["rows"].items() if impl != results.CUBLAS]
         out[f"steps-{run_slug(run)}.csv"] = csv_text(attempts_table(rows, with_run=False))
