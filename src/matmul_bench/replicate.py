@@ -109,13 +109,16 @@ def merge_figure(figure: dict[str, Any], confidence: float, band: float, sm_coun
         rows = [run["rows"][impl] for run in runs]
         latency = float(statistics.median(r["latency_ms"] for r in rows))
         tflops = results.tflops(shape["m"], shape["n"], shape["k"], latency)
-        clock = median_of([r.get("sm_clock_mhz") for r in rows])
+        # Before method 4 NVML was read inside kernels of 30 calls, after a few warm-up calls: its clock and power
+        # described what ran around the kernel (docs/method.rst, "Warm-up"), so no figure quotes them.
+        own = all(run.get("method", 0) >= 4 for run in runs)
+        clock = median_of([r.get("sm_clock_mhz") for r in rows]) if own else None
         row: dict[str, Any] = {
             "latency_ms": latency,
             "tflops": tflops,
             "ratio_to_cublas": merged_ratio(rows, "ratio_to_cublas", confidence),
             "sm_clock_mhz": clock,
-            "power_w": median_of([r.get("power_w") for r in rows]),
+            "power_w": median_of([r.get("power_w") for r in rows]) if own else None,
             "busy": median_of([r.get("busy") for r in rows]),
             "config": copy.deepcopy(last["config"]),
             "title": last["title"],
