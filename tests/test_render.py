@@ -143,7 +143,7 @@ def test_steps_and_ratios_speak_by_the_rule(data: dict[str, Any], record: dict[s
     data["ladder"]["rows"]["v6"]["ratio_to_cublas"] = {"median": 0.95, "low": 0.94, "high": 0.96}
     named = render.values(data, record)
     assert named["v2.step"] == f"pays: 1.04{TIMES} [1.02, 1.06]"
-    assert named["v3.step"] == f"is within \u00b11.5%: 0.99{TIMES} [0.97, 1.02]"
+    assert named["v3.step"] == f"is unresolved at \u00b11.5%: 0.99{TIMES} [0.97, 1.02]"
     assert named["v5.step"] == f"costs: 0.93{TIMES} [0.91, 0.95]"
     assert named["v5.reversed"] == f"pays: 1.08{TIMES} [1.05, 1.10]"
     assert named["v6.vs_cublas"] == f"is behind cuBLAS: 0.95{TIMES} [0.94, 0.96]"

@@ -84,7 +84,13 @@ def test_the_recorded_file_holds_every_run_s_median_inside_its_figure_s_interval
 
 @pytest.mark.parametrize(
     ("low", "high", "word"),
-    [(1.011, 1.03, "pays"), (1.005, 1.03, "within"), (0.95, 0.989, "costs"), (0.95, 0.995, "within")],
+    [
+        (1.011, 1.03, "pays"),
+        (1.005, 1.03, "unresolved"),
+        (0.95, 0.989, "costs"),
+        (0.95, 0.995, "unresolved"),
+        (0.992, 1.008, "within"),
+    ],
 )
 def test_a_step_pays_or_costs_only_outside_the_band(low: float, high: float, word: str) -> None:
     interval = {"median": (low + high) / 2, "low": low, "high": high}

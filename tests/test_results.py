@@ -276,7 +276,21 @@ def test_the_interval_is_reproducible_and_contains_the_median() -> None:
 
 
 @pytest.mark.parametrize(
-    ("low", "high", "verdict"), [(1.01, 1.2, stats.PAYS), (0.8, 0.99, stats.COSTS), (0.99, 1.01, stats.WITHIN)]
+    ("low", "high", "verdict"),
+    [(1.01, 1.2, stats.PAYS), (0.8, 0.99, stats.COSTS), (0.99, 1.01, stats.UNRESOLVED), (1.0, 1.0, stats.WITHIN)],
 )
 def test_a_step_pays_only_when_its_whole_interval_lies_above_one(low: float, high: float, verdict: str) -> None:
     assert stats.verdict({"median": (low + high) / 2, "low": low, "high": high}) == verdict
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "verdict"),
+    [
+        (0.99, 1.01, stats.WITHIN),
+        (0.97, 1.01, stats.UNRESOLVED),
+        (1.01, 1.05, stats.UNRESOLVED),
+        (1.02, 1.05, stats.PAYS),
+    ],
+)
+def test_within_means_the_whole_interval_lies_inside_the_band(low: float, high: float, verdict: str) -> None:
+    assert stats.band_verdict({"median": (low + high) / 2, "low": low, "high": high}, 0.015) == verdict

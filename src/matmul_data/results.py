@@ -217,8 +217,8 @@ def write_bytes_atomic(path: Path, payload: bytes) -> None:
 # layout is made here. A row's own fields (tflops, latency_ms, ratio_to_cublas, step, sm_clock_mhz,
 # power_w, config, title, counters, kept) are read from the row these return.
 
-PAYS, COSTS, WITHIN = stats.PAYS, stats.COSTS, stats.WITHIN
-verdict = stats.verdict  # a ratio's verdict: PAYS, COSTS or WITHIN (its band: the interval's "band")
+PAYS, COSTS, WITHIN, UNRESOLVED = stats.PAYS, stats.COSTS, stats.WITHIN, stats.UNRESOLVED
+verdict = stats.verdict  # a ratio's verdict: PAYS, COSTS, WITHIN or UNRESOLVED (its band: the interval's "band")
 
 
 def ladder(data: dict[str, Any] | None) -> dict[str, Any] | None:

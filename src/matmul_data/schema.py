@@ -13,7 +13,7 @@ from typing import Any
 from matmul_data import paths, stats
 
 SCHEMA_VERSION = 3
-VERDICTS = (stats.PAYS, stats.COSTS, stats.WITHIN)
+VERDICTS = (stats.PAYS, stats.COSTS, stats.WITHIN, stats.UNRESOLVED)
 HOW_TO_CREATE = paths.HOW_TO_CREATE
 CUBLAS = "cublas"
 # A steps run with this title prefix is a chapter's "Try it" (experiments/tryit.py), not a step of the ladder.

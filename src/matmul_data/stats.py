@@ -7,8 +7,9 @@ is a 95% percentile bootstrap of the median ratio that resamples processes, then
 each resampled process (the two levels at which the clock moves).
 
 The rule (:func:`band_verdict`): a step *pays* when the whole interval of its ratio lies above 1 + band,
-*costs* when it lies below 1 - band, and is *within* the band otherwise: the runs do not show it changing the
-speed by more than the band either way (it may still differ from 1 by less, or by more than they can show).
+*costs* when it lies below 1 - band, is *within* the band when the whole interval lies inside 1 +/- band, and is
+*unresolved* otherwise: its interval reaches past an edge of the band, so the runs show neither a change larger
+than the band nor one smaller.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ CONFIDENCE = 0.95
 RESAMPLES = 2000
 SEED = 20261130  # fixed: the same samples always give the same interval (results files are reproducible)
 
-PAYS, COSTS, WITHIN = "pays", "costs", "within"  # the three verdicts, as the results file stores them
+PAYS, COSTS, WITHIN, UNRESOLVED = "pays", "costs", "within", "unresolved"  # as the results file stores them
 
 
 def interval(groups: Sequence[Sequence[float]], *, resamples: int = RESAMPLES, seed: int = SEED) -> dict[str, float]:
@@ -54,12 +55,14 @@ def _median(values: list[float]) -> float:
 
 
 def band_verdict(interval: dict[str, Any], band: float) -> str:
-    """The rule: PAYS only wholly above 1 + band, COSTS only wholly below 1 - band, else WITHIN."""
+    """The rule: PAYS wholly above 1 + band, COSTS wholly below 1 - band, WITHIN wholly inside, else UNRESOLVED."""
     if interval["low"] > 1.0 + band:
         return PAYS
     if interval["high"] < 1.0 - band:
         return COSTS
-    return WITHIN
+    if interval["low"] >= 1.0 - band and interval["high"] <= 1.0 + band:
+        return WITHIN
+    return UNRESOLVED
 
 
 def verdict(ratio: dict[str, Any]) -> str:

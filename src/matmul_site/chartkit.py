@@ -29,8 +29,8 @@ EARLIER = "#7f9fbf"  # versions the reader has already seen
 LATER = "#c9d6e3"  # a faint preview of what comes next
 CUBLAS = "#b3261e"
 PEAK = "#6a3d9a"
-# The rule's three verdicts (matmul_data.stats): a step that pays, one that costs, one within the band.
-VERDICT_COLOURS: dict[str, str] = {"pays": "#2d7a32", "costs": "#b3261e", "within": "#9a9a9a"}
+# The rule's verdicts (matmul_data.stats): a step that pays, one that costs, one within the band, one unresolved.
+VERDICT_COLOURS: dict[str, str] = {"pays": "#2d7a32", "costs": "#b3261e", "within": "#5b7fa6", "unresolved": "#b0b0b0"}
 # Sweep lines: our versions in blues and greens, cuBLAS red as everywhere, peers in the remaining hues.
 SERIES: dict[str, str] = {"v4": "#7f9fbf", "v5": "#2d7a32", "v6": HIGHLIGHT, "cublas": CUBLAS}
 OTHER_SERIES = ("#6a3d9a", "#a8520a", "#5f5f5f", "#b08a00")

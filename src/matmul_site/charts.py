@@ -458,10 +458,8 @@ def steps_chart(data: Any = _USE_FILE) -> Figure:
     ax.xaxis.set_major_locator(_ticks())
     handles = [Patch(color=colour) for colour in VERDICT_COLOURS.values()]
     band = data["method"].get("verdicts", {}).get("band", 0.0)
-    names = [numfmt.verdict_word({"median": 1.0, "low": 1.0, "high": 1.0, "verdict": rule, "band": band})
-             for rule in VERDICT_COLOURS]  # fmt: skip
     title = f"verdict (replicated interval against 1 \u00b1 {100 * band:.1f}%)"
-    legend_in = legend_below(fig, handles, names, title=title)
+    legend_in = legend_below(fig, handles, list(VERDICT_COLOURS), title=title)
     key = _peak_key(any(v.peak is not None for v in values), any(v.suspect for v in values))
     if key[0]:
         legend_in += legend_below(fig, *key, above_in=legend_in) - 0.15
@@ -548,9 +546,7 @@ def replication_chart(data: Any = _USE_FILE) -> Figure:
     handles: list[Any] = [Line2D([], [], linestyle="none", marker="o", color=INK, markersize=4)]
     handles += [Patch(color=colour, alpha=0.55) for colour in VERDICT_COLOURS.values()]
     handles.append(Patch(color=MUTED, alpha=0.25))
-    rules = [numfmt.verdict_word({"median": 1.0, "low": 1.0, "high": 1.0, "verdict": rule, "band": band})
-             for rule in VERDICT_COLOURS]  # fmt: skip
-    names = ["one run's median", *(f"merged: {rule}" for rule in rules), f"band, \u00b1{band:.1%}"]
+    names = ["one run's median", *(f"merged: {rule}" for rule in VERDICT_COLOURS), f"band, \u00b1{band:.1%}"]
     legend_in = legend_below(fig, handles, names)
     fit(fig, [top, bottom], heights, top_in=title_in, bottom_in=below[1] + legend_in, left_in=left_in,
         gap_in=below[0] + 0.15)  # fmt: skip

@@ -51,7 +51,7 @@ COUNTERS = {
 # The problems V8's tile model is shown at (the V8 chapter's table): 4096 is 4096³.
 TILE_CHOICE_SHAPES = ["2048", "4096", "6144", "8192", "16384", "8192x28672x4096", "16384x8192x1024", "5120", "3072",
                       "3000x5000x4096", "5000x3000x4096", "3000x7000x5000"]  # fmt: skip
-VERDICTS = (results.PAYS, results.WITHIN, results.COSTS)
+VERDICTS = (results.PAYS, results.WITHIN, results.UNRESOLVED, results.COSTS)
 USES = re.compile(r"(?<![\w|`])\|([A-Za-z0-9][\w.:+-]*)\|(?![\w|])")  # |v7.tflops| in a page
 
 
@@ -142,7 +142,8 @@ def row_names(data: Data) -> dict[str, dict[str, Any]]:
 
 def reversed_step(step: dict[str, Any]) -> str:
     """A step read the other way, its baseline over the row: the ratio and its bounds inverted."""
-    swap = {results.PAYS: results.COSTS, results.COSTS: results.PAYS, results.WITHIN: results.WITHIN}
+    swap = {results.PAYS: results.COSTS, results.COSTS: results.PAYS, results.WITHIN: results.WITHIN,
+            results.UNRESOLVED: results.UNRESOLVED}  # fmt: skip
     return numfmt.step_text({"median": 1 / step["median"], "low": 1 / step["high"], "high": 1 / step["low"],
                              "verdict": swap[results.verdict(step)], "band": step.get("band", 0.0)})  # fmt: skip
 
@@ -203,8 +204,8 @@ def impl_values(data: dict[str, Any]) -> Iterator[tuple[str, str]]:
         if found and impl != results.CUBLAS:
             n = {rule: [results.verdict(f) for f in found].count(rule) for rule in VERDICTS}
             yield f"{name}.sweep", (f"behind cuBLAS at {n[results.COSTS]} of {len(found)} shapes, "
-                                    f"{numfmt.within_text(found[0])} at {n[results.WITHIN]}, "
-                                    f"ahead at {n[results.PAYS]}")  # fmt: skip
+                                    f"{numfmt.within_text(found[0])} at {n[results.WITHIN]}, unresolved at "
+                                    f"{n[results.UNRESOLVED]}, ahead at {n[results.PAYS]}")  # fmt: skip
         for run in runs:
             if impl in run["rows"] and impl != results.CUBLAS:
                 ratio = run["rows"][impl]["ratio_to_cublas"]
