@@ -105,8 +105,9 @@ def runs_text(data: dict[str, Any], figures: list[dict[str, Any]]) -> str:
     earlier = (data.get("method") or {}).get("earlier_runs") or {}
     note = "; timed by an earlier method" if any(r["run_id"] in earlier for r in runs) else ""
     each = " each" if len(runs) > 1 else ""
-    return f"{named} on {data['gpu']['name']}, {dates(runs)}, {span('rounds')} rounds in {span('processes')} " \
-           f"processes{each}{note}"  # fmt: skip
+    processes = span("processes")
+    return f"{named} on {data['gpu']['name']}, {dates(runs)}, {span('rounds')} rounds in {processes} " \
+           f"process{'' if processes == '1' else 'es'}{each}{note}"  # fmt: skip
 
 
 def caption(text: str) -> str:
@@ -327,6 +328,8 @@ def values(data: Data, record: dict[str, Any] | None) -> dict[str, str]:
             out.update(row_values(name, row, data))
         out.update(edit_values(data))
         out.update(proof_values(data))
+        for impl, step in results.ladder_steps(data):
+            out[f"{impl}.clock_change"], out[f"{impl}.step_per_clock"] = per_clock(data, impl, step)
         out.update(warmup_values(data))
     for version in versions.names():
         out[f"{version}.build_unchanged"] = build_table(version, record)[1] or "Every fact is listed above."
@@ -435,13 +438,24 @@ def ladder_table(data: Data) -> Table:
     return rows
 
 
+def per_clock(data: dict[str, Any], impl: str, step: dict[str, Any]) -> tuple[str, str]:
+    """A ladder step's SM clock change and the step with it divided out (the step per clock cycle, at the medians);
+    "not recorded" where either clock is missing or suspect."""
+    row, over = results.ladder_row(data, impl), results.ladder_row(data, step["over"])
+    clocks = [r.get("sm_clock_mhz") if r and not r.get("suspect") else None for r in (over, row)]
+    if None in clocks:
+        return NOT_RECORDED, NOT_RECORDED
+    before, after = clocks
+    return f"{before:.0f} \u2192 {after:.0f} MHz", f"{step['median'] * before / after:.2f}{TIMES}"
+
+
 def ladder_steps_table(data: Data) -> Table:
-    header = ["Version", "Over", "Step [95% interval]", "Verdict"]
+    header = ["Version", "Over", "Step [95% interval]", "Verdict", "SM clock", "Step per clock"]
     steps = results.ladder_steps(data)
     if not steps:
-        return [header, [f"The ladder's steps are {NOT_MEASURED}.", "", "", ""]]
+        return [header, [f"The ladder's steps are {NOT_MEASURED}.", *[""] * 5]]
     return [header, *([chapter_link(impl), versions.label(s["over"]), numfmt.ratio_text(s),
-                       numfmt.verdict_word(s)] for impl, s in steps)]  # fmt: skip
+                       numfmt.verdict_word(s), *per_clock(data, impl, s)] for impl, s in steps)]  # fmt: skip
 
 
 PERFORMANCE = [
