@@ -76,3 +76,25 @@ def test_ptxas_advisories_are_counted_by_code_and_compile_time_dropped() -> None
     )
     assert buildcheck.advisories(report) == {"C7517": 1, "C7518": 1}
     assert "Compile time" not in buildcheck.ptxas_text(report) and "Used 154" in buildcheck.ptxas_text(report)
+
+
+def test_v0_source_holds_what_the_outside_tilus_page_lists(capsys: pytest.CaptureFixture[str]) -> None:
+    # docs/outside-tilus.rst describes V0's generated CUDA piece by piece; `buildcheck --source v0` prints it.
+    assert buildcheck.main(["--source", "v0"]) == 0
+    source = capsys.readouterr().out
+    for piece in (
+        "const __grid_constant__ CUtensorMap",
+        "mbarrier.init.shared::cta.b64",
+        "fence.mbarrier_init.release.cluster",
+        "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64",
+        "uint32_t(24576u)",  # (64 x 64 + 64 x 128) x 2 bytes: both boxes in full
+        "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes",
+        "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64",
+        "CU_TENSOR_MAP_SWIZZLE_128B",
+        "CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE",
+        "extern __align__(128) __shared__",
+        "dynamic_shared_memory_float16(8192)",  # the B tile at a multiple of 1024 bytes
+        "__launch_bounds__(128)",
+    ):
+        assert piece in source, piece
+    assert source.count("cuTensorMapEncodeTiled(") == 2  # A and B, on the host at every launch

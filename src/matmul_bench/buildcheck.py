@@ -353,7 +353,16 @@ def main(argv: list[str]) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m matmul_bench buildcheck", description=main.__doc__)
     parser.add_argument("--record", action="store_true", help=f"also write them to {budget.BUILD_RECORD}")
+    parser.add_argument("--source", metavar="vN", help="print the CUDA source Tilus generates for one version "
+                        "(its TUNED configuration, at 1024^3) and build nothing else")  # fmt: skip
     args = parser.parse_args(argv)
+    if args.source:
+        if args.source not in versions.names():
+            parser.error(f"--source {args.source}: not a version (known: {', '.join(versions.names())})")
+        cls = kernels.kernel_class(versions.get(args.source).path, f"MatmulV{args.source[1:]}")
+        shape = (1024, 1024, 1024)
+        print(generate_source(cls, versions.get(args.source).tuned, (*shape, *cpu_operands(*shape))))
+        return 0
     built, extras = build_all()
     if args.record:
         budget.write_record(budget.BUILD_RECORD, {"arch": "sm_90a", "shape": list(common.BENCH_SHAPE),
