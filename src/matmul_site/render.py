@@ -684,12 +684,12 @@ def warmup_values(data: dict[str, Any]) -> Iterator[tuple[str, str]]:
 def warmup_table(data: Data) -> Table:
     """Each warm-up block's slices of time, as its calls' median over the median of its last second."""
     spans = [f"{low / 1e3:g}-{high / 1e3:g} s" for low, high in stats.WARMUP_SLICES_MS]
-    header = ["Kernel", "After", *spans]
+    header = ["Kernel", "After", "Block", *spans]
     found = warmup_record(data)
     if found is None:
         return [header, [f"The warm-up is {NOT_MEASURED}.", *[""] * (len(header) - 1)]]
     after = {"idle": "2 s idle", "v0": "1 s of V0"}
-    return [header, *([versions.label(b["impl"]), after.get(b["after"], b["after"]),
+    return [header, *([versions.label(b["impl"]), after.get(b["after"], b["after"]), str(b["rep"] + 1),
                        *(f"{x:.3f}" if x is not None else "" for x in stats.warmup_slices(b["calls"]))]
                       for b in found["blocks"])]  # fmt: skip
 
