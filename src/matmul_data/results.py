@@ -304,23 +304,3 @@ def row_peak_tflops(data: dict[str, Any], row: dict[str, Any]) -> float | None:
 
 # H100/H200 SXM: 989.4 dense fp16 TFLOPS at the 1830 MHz boost clock over 132 SMs is 4096 FLOP/clock/SM.
 DENSE_FP16_FLOP_PER_CLOCK_PER_SM = 4096
-
-
-def newest_runs(data: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """The newest run of every figure (ladder, sweep shapes, steps tables)."""
-    figures = [ladder(data), *sweep_runs(data), *(data or {}).get("steps", [])]
-    return [figure["runs"][-1] for figure in figures if figure and figure.get("runs")]
-
-
-def record_duration_s(data: dict[str, Any] | None) -> float | None:
-    """How long the newest run of every figure took to record: the sum of their invocations' measured times
-    (``invocation_s``, the benchmark's own clock), each invocation once. Runs that predate ``invocation_s`` are
-    left out (:func:`untimed_figures` counts them); None when no newest run has it.
-    """
-    timed = {run["run_id"]: run["invocation_s"] for run in newest_runs(data) if run.get("invocation_s") is not None}
-    return float(sum(timed.values())) if timed else None
-
-
-def untimed_figures(data: dict[str, Any] | None) -> int:
-    """How many figures' newest runs predate ``invocation_s``: :func:`record_duration_s` does not count them."""
-    return sum(run.get("invocation_s") is None for run in newest_runs(data))
