@@ -270,11 +270,9 @@ def main(argv: Sequence[str]) -> int:
             raise UsageError(f"--out {args.out}: give an existing results file (.json)")
         if args.out is not None:
             results.load(args.out)
-    except results.ResultsError as exc:
-        print(f"{parser.prog}: error: --out: {exc}", file=sys.stderr)
-        return 2
-    except UsageError as exc:
-        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+    except (results.ResultsError, UsageError) as exc:
+        where = "--out: " if isinstance(exc, results.ResultsError) else ""
+        print(f"{parser.prog}: error: {where}{exc}", file=sys.stderr)
         return 2
     estimate = 5.0 + math.ceil(len(jobs) / BUILD_JOBS) * 35.0 + sum(START_S / 6 + len(j.checks) for j in jobs)
     print(f"Try-it edits: {len(jobs)}, each checked at {', '.join('x'.join(map(str, s)) for s in jobs[0].checks)}")
