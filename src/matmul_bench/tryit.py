@@ -251,7 +251,7 @@ def record_outcome(out: Path, record: dict[str, Any]) -> None:
     device = record.pop("device", None)
     if device is not None and device != data["gpu"]["name"]:
         raise results.ResultsError(f"{out} holds results of {data['gpu']['name']!r}, not of this {device!r}")
-    data["tryit"] = results.merge_tryit(data.get("tryit", []), [record])
+    data["tryit"] = results.merge_entries(data.get("tryit", []), [record], results.tryit_key)
     results.write_atomic(out, data)
 
 

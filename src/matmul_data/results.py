@@ -57,6 +57,7 @@ A Row is one implementation in that run::
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import json
@@ -71,7 +72,6 @@ from matmul_data.schema import (  # noqa: F401  (re-exported: the results API)
     CUBLAS,
     HOW_TO_CREATE,
     SCHEMA_VERSION,
-    TRYIT_OUTCOMES,
     TRYIT_TITLE_PREFIX,
     ResultsError,
     is_proof_run,
@@ -156,18 +156,17 @@ def merge(existing: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any
             raise ResultsError("cannot keep a ladder measured at another problem size: rerun the ladder")
         merged["ladder"] = copy.deepcopy(existing["ladder"])
     for section in ("sweep", "steps"):
-        fresh = {run_key(section, run): run for run in new.get(section, [])}
-        runs = [copy.deepcopy(fresh.pop(run_key(section, run), run)) for run in existing.get(section, [])]
-        merged[section] = runs + [copy.deepcopy(run) for run in fresh.values()]
+        key = functools.partial(run_key, section)
+        merged[section] = merge_entries(existing.get(section, []), new.get(section, []), key)
     if "tryit" in existing or "tryit" in new:
-        merged["tryit"] = merge_tryit(existing.get("tryit", []), new.get("tryit", []))
+        merged["tryit"] = merge_entries(existing.get("tryit", []), new.get("tryit", []), tryit_key)
     return merged
 
 
-def merge_tryit(existing: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Try-it outcomes: a new entry replaces the one with its (version, name), in place; the rest are kept."""
-    fresh = {tryit_key(entry): entry for entry in new}
-    kept = [copy.deepcopy(fresh.pop(tryit_key(entry), entry)) for entry in existing]
+def merge_entries(existing: list[dict[str, Any]], new: list[dict[str, Any]], key: Any) -> list[dict[str, Any]]:
+    """A new entry replaces the one with its ``key``, in place; the rest are kept, the other new ones appended."""
+    fresh = {key(entry): entry for entry in new}
+    kept = [copy.deepcopy(fresh.pop(key(entry), entry)) for entry in existing]
     return kept + [copy.deepcopy(entry) for entry in fresh.values()]
 
 
@@ -200,16 +199,12 @@ def write_bytes_atomic(path: Path, payload: bytes) -> None:
         tmp.unlink(missing_ok=True)
         raise
     # Persist the rename itself (the directory entry); not every platform can open a directory.
-    try:
+    with contextlib.suppress(OSError):
         dir_fd = os.open(path.parent, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dir_fd)
-    except OSError:
-        pass
-    finally:
-        os.close(dir_fd)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
 
 
 # --- reading ---------------------------------------------------------------------------------------
