@@ -226,15 +226,6 @@ def ladder_row(data: dict[str, Any] | None, impl: str) -> dict[str, Any] | None:
     return ((ladder(data) or {}).get("rows") or {}).get(impl)
 
 
-def row(data: dict[str, Any], impl: str) -> dict[str, Any]:
-    """One implementation's row of the ladder; ResultsError says how to measure it when it is absent."""
-    found = ladder_row(data, impl)
-    if found is None:
-        measured = ", ".join(sorted((ladder(data) or {}).get("rows", {}))) or "nothing"
-        raise ResultsError(f"{impl} is not in the ladder (measured: {measured}); run `nox -s bench` on a Hopper GPU")
-    return found
-
-
 def ladder_steps(data: dict[str, Any] | None) -> list[tuple[str, dict[str, Any]]]:
     """(version, step over the previous version) for every ladder row that has one, in version order."""
     rows = (ladder(data) or {}).get("rows", {})
