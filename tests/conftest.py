@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 
 from matmul_bench import kernels
+from matmul_data import loader
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = kernels.KERNEL_DIR
-kernels.importable()  # tests load kernels with kernels.load(); this keeps a bare `import common` working too
+loader.importable()  # tests load kernels with kernels.load(); this keeps a bare `import common` working too
 
 # The browser tests need a built site and Chromium: `nox -s browser` runs them.
 os.environ.setdefault("TQDM_DISABLE", "1")  # Tilus's build progress bars, also in the background build processes

@@ -77,7 +77,7 @@ def test_dry_run_prints_the_plan_with_its_estimate_and_runs_nothing(tmp_path: Pa
 
 def test_the_estimate_keeps_the_record_near_15_minutes_and_quick_under_10() -> None:
     def minutes(*argv: str) -> float:
-        return sum(s for _, s in plan.estimate(make(*argv))) / 60
+        return plan.estimate(make(*argv)) / 60
 
     assert minutes() <= 15 and minutes("--quick") < 10
 
@@ -333,15 +333,6 @@ def test_the_sampler_reads_only_while_a_window_is_open() -> None:
         sampler.close()
 
 
-def test_progress_lines_count_steps_and_say_how_long_is_left(capsys: pytest.CaptureFixture[str]) -> None:
-    progress = runner.Progress([("a", 60.0), ("b", 120.0)])
-    progress.step("a")
-    progress.step("b")
-    lines = capsys.readouterr().err.splitlines()
-    assert lines[0] == "[1/2] a (elapsed 0s, about 2m00s left)"
-    assert lines[1].startswith("[2/2] b (elapsed 0s, about ") and lines[1].endswith(" left)")
-
-
 GMMA, DRAM = ncu.NCU_METRICS["tensor_pipe_pct"][0], ncu.NCU_METRICS["dram_throughput_pct"][0]
 NCU_CSV = f"""==PROF== Connected to process 1
 "ID","Kernel Name","{GMMA}","{DRAM}"
@@ -373,9 +364,6 @@ def test_a_steps_run_may_pair_a_variant_with_another_than_the_baseline_and_ask_f
     (more,) = plan.steps_runs("more", spec)
     assert more.step_over == {"v5": "v4", "v6": "v5"} and more.profile
     assert not plan.steps_runs("try", spec)[0].profile
-    labels = [label for label, _ in plan.estimate(make("--steps", "try,more", "--ncu", "--steps-file", str(spec)))]
-    assert [label for label in labels if label.startswith("ncu")] == ["ncu more: v4", "ncu more: v5",
-                                                                        "ncu more: v6", "ncu more: cublas"]  # fmt: skip
     spec.write_text(spec.read_text().replace('"over": {"v6": "v5"}', '"over": {"v6": "v9"}'))
     with pytest.raises(plan.UsageError, match="'over'"):
         plan.steps_runs("more", spec)

@@ -6,7 +6,6 @@ The fake GPU (matmul_bench.worker.FakeBackend) drives whole records on the CPU; 
 from __future__ import annotations
 
 import copy
-import json
 import time
 from pathlib import Path
 
@@ -151,36 +150,3 @@ def test_each_run_carries_how_long_its_invocation_took(tmp_path: Path) -> None:
     data = results.load(tmp_path / "res" / "nvidia-h200.json")
     spent = {run["invocation_s"] for figure in replicate.figures(data) for run in figure["runs"]}
     assert len(spent) == 1 and spent.pop() > 0  # one invocation: one measured duration, on each of its runs
-
-
-def test_plan_prints_the_last_record_s_measured_time_from_the_results_file(tmp_path: Path, capsys, monkeypatch) -> None:
-    from matmul_bench import cli
-    from matmul_data import paths
-
-    assert fake(tmp_path, "--ladder") == 0
-    data = results.load(tmp_path / "res" / "nvidia-h200.json")
-    monkeypatch.setenv(paths.ENV_RESULTS, str(tmp_path / "res" / "nvidia-h200.json"))
-    capsys.readouterr()
-    assert cli.main(["plan", "--ladder"]) == 0
-    seconds = results.record_duration_s(data)
-    assert seconds is not None and f"last record: {seconds / 60:.1f} minutes" in capsys.readouterr().out
-
-
-def test_the_last_record_s_time_counts_the_runs_that_measured_it_and_says_how_many_did_not(
-    tmp_path: Path, capsys, monkeypatch
-) -> None:
-    from matmul_bench import cli
-    from matmul_data import paths
-
-    assert fake(tmp_path, "--ladder", "--sweep") == 0
-    path = tmp_path / "res" / "nvidia-h200.json"
-    data = results.load(path)
-    timed = data["ladder"]["runs"][-1]["invocation_s"]
-    del data["sweep"][0]["runs"][-1]["invocation_s"]  # a sweep figure recorded before the clock existed
-    data["sweep"][0]["runs"][-1]["run_id"] = "older"
-    path.write_text(json.dumps(data), encoding="utf-8")
-    assert results.record_duration_s(data) == pytest.approx(timed) and results.untimed_figures(data) == 1
-    monkeypatch.setenv(paths.ENV_RESULTS, str(path))
-    capsys.readouterr()
-    assert cli.main(["plan", "--ladder"]) == 0
-    assert f"{timed / 60:.1f} minutes" in (out := capsys.readouterr().out) and "not counting 1 figure whose" in out

@@ -143,13 +143,6 @@ def test_load_names_the_file_when_it_is_not_json(tmp_path: Path) -> None:
 # --- reading ---
 
 
-def test_row_returns_a_ladder_row_and_explains_an_absent_one() -> None:
-    data = fake_results.fake_file()
-    assert results.row(data, "v3") is data["ladder"]["rows"]["v3"]
-    with pytest.raises(results.ResultsError, match=r"v9 is not in the ladder \(measured: cublas, v0, .*nox -s bench"):
-        results.row(data, "v9")
-
-
 def test_peak_at_the_boost_clock_is_the_published_dense_fp16_peak() -> None:
     assert results.peak_tflops_at(fake_results.fake_file(), 1830) == pytest.approx(989.4, abs=0.1)
 

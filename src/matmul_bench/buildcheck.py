@@ -90,12 +90,12 @@ def generate_source(script_cls: type, config: dict[str, Any], args: tuple[Any, .
     raise BuildCheckError("Tilus compiled for a GPU; run the build check on a machine without CUDA")
 
 
-def run(cmd: list[str], what: str) -> str:
-    """A tool's stderr; BuildCheckError with its tail when it fails."""
-    done = subprocess.run(cmd, capture_output=True, text=True)
+def run(cmd: list[str], what: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """A tool's finished process; BuildCheckError with the tail of its stderr when it fails."""
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if done.returncode != 0:
         raise BuildCheckError(f"{what} failed:\n{done.stderr[-4000:]}")
-    return done.stderr
+    return done
 
 
 def count(pattern: str, text: str) -> int:
@@ -122,10 +122,7 @@ def disassemble(cubin: Path) -> str:
     cuobjdump = find_tool("cuobjdump")
     nvdisasm_dir = str(Path(find_tool("nvdisasm")).parent)
     env = {**os.environ, "PATH": os.pathsep.join([nvdisasm_dir, os.environ.get("PATH", "")])}
-    done = subprocess.run([cuobjdump, "-sass", str(cubin)], capture_output=True, text=True, env=env)
-    if done.returncode != 0:
-        raise BuildCheckError(f"cuobjdump -sass failed:\n{done.stderr[-4000:]}")
-    return done.stdout
+    return run([cuobjdump, "-sass", str(cubin)], "cuobjdump -sass", env).stdout
 
 
 def compile_sm90a(source: str, sass: bool = False) -> BuildReport:
@@ -137,7 +134,7 @@ def compile_sm90a(source: str, sass: bool = False) -> BuildReport:
         run([find_tool("nvcc"), *NVCC_FLAGS, *includes, "--ptx", str(src), "-o", str(ptx)], "nvcc --ptx")
         # One front-end pass: ptxas assembles the PTX we already have and reports registers and spills.
         cubin = Path(tmp) / "kernel.cubin"
-        report = run([find_tool("ptxas"), "-arch=sm_90a", "-v", str(ptx), "-o", str(cubin)], "ptxas")
+        report = run([find_tool("ptxas"), "-arch=sm_90a", "-v", str(ptx), "-o", str(cubin)], "ptxas").stderr
         return BuildReport(
             source=source,
             ptx=ptx.read_text(),
@@ -343,8 +340,7 @@ def build_all() -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
 
 def tool_version(name: str) -> str:
     """The last line of ``<tool> --version``."""
-    done = subprocess.run([find_tool(name), "--version"], capture_output=True, text=True, check=True)
-    return done.stdout.strip().splitlines()[-1]
+    return run([find_tool(name), "--version"], f"{name} --version").stdout.strip().splitlines()[-1]
 
 
 def main(argv: list[str]) -> int:

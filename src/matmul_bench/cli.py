@@ -30,7 +30,6 @@ def record(argv: list[str]) -> int:
     out = str(plan.out or (f"{planning.QUICK_DIR}/<gpu>.json" if plan.quick else "plots/results/<gpu>.json"))
     print(planning.describe(plan, out), flush=True)
     if args.dry_run:
-        print(last_record_text())
         print("(dry run: nothing is timed, nothing is written)")
         return 0
     return execute(plan)
@@ -45,25 +44,6 @@ def execute(plan: Plan) -> int:
     except jobs.BenchmarkError as exc:
         print(f"{PROG} record: {exc}", file=sys.stderr)
         return 3 if isinstance(exc, jobs.WrongResult) else 1
-
-
-def last_record_text() -> str:
-    """What the results file says the last record took: the benchmark's own clock, never a typed number."""
-    from matmul_data import results
-
-    try:
-        data = results.load_default()
-    except results.ResultsError as exc:
-        return f"  last record: unknown ({exc})"
-    seconds = results.record_duration_s(data)
-    if seconds is None:
-        return "  last record: its duration was not recorded (runs made before invocation_s)"
-    untimed = results.untimed_figures(data)
-    return f"  last record: {seconds / 60:.1f} minutes on the GPU that made the results file (measured)" + (
-        f", not counting {untimed} figure{'s' if untimed != 1 else ''} whose newest run predates invocation_s"
-        if untimed
-        else ""
-    )
 
 
 def command(module: str, function: str = "main") -> Callable[[list[str]], int]:
@@ -81,7 +61,7 @@ def command(module: str, function: str = "main") -> Callable[[list[str]], int]:
 COMMANDS: dict[str, tuple[str, Callable[[list[str]], int], tuple[str, ...]]] = {
     "record": ("benchmark on a Hopper GPU, merged into plots/results/<gpu>.json (`plan` estimates it)", record, ()),
     "quick": ("a smoke run into build/quick/, one run, not replicated (`plan --quick`)", record, ("--quick",)),
-    "plan": ("print what `record` would run, its estimate and the last record's time (no GPU)", record, ("--dry-run",)),
+    "plan": ("print what `record` would run, with its estimated duration (no GPU)", record, ("--dry-run",)),
     "tryit": ("apply, build and check the chapters' Try it edits on a GPU (`tryit --dry-run`)", command("tryit"), ()),
     "buildcheck": ("build every version for sm_90a on the CPU (--record: the build record)", command("buildcheck"), ()),
     "baseline": ("name cuBLAS's kernel at every sweep shape (torch profiler) on a GPU", command("baseline"), ()),

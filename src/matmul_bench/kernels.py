@@ -8,16 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from matmul_data.loader import (  # noqa: F401  (the loader, re-exported for the benchmark's modules)
-    EXPERIMENTS_DIR,
-    FOLDERS,
-    KERNEL_DIR,
-    SpecError,
-    import_spec,
-    importable,
-    load,
-    load_file,
-)
+# The loader, re-exported for the benchmark's modules.
+from matmul_data.loader import EXPERIMENTS_DIR, KERNEL_DIR, SpecError, import_spec, load, load_file  # noqa: F401
 
 SOURCE_ROOT = Path(__file__).resolve().parents[1]  # src/: the packages a child process must find too
 

@@ -297,25 +297,17 @@ def process_s(plan: Plan, runs: list[RunSpec]) -> float:
     return total
 
 
-def ncu_label(run: RunSpec, impl: ImplSpec) -> str:
-    """The progress label of one profiled row."""
-    return f"ncu {impl.name}" if run.section == "ladder" else f"ncu {run.name}: {impl.name}"
-
-
-def estimate(plan: Plan) -> list[tuple[str, float]]:
-    """The plan's steps in order, each with its estimated seconds (the runner's progress lines use the same)."""
-    steps = [("probe the GPU", 10.0)]
-    builds = build_count(plan)
-    if builds and plan.backend == "cuda":
-        jobs = 1 if plan.autotune else BUILD_JOBS  # autotuning builds and times every configuration, one at a time
-        steps.append((f"build and check {builds} kernel builds", math.ceil(builds / jobs) * BUILD_S))
+def estimate(plan: Plan) -> float:
+    """The plan's estimated duration in seconds: the probe, the builds, each section's processes, the ncu rows."""
+    total = 10.0
+    if plan.backend == "cuda":  # autotuning builds and times every configuration, one at a time
+        total += math.ceil(build_count(plan) / (1 if plan.autotune else BUILD_JOBS)) * BUILD_S
     for section in plan.sections():
         runs = plan.section_runs(section)
-        processes = plan.settings.processes
-        steps += [(f"{section}: process {p + 1}/{processes}", process_s(plan, runs)) for p in range(processes)]
+        total += plan.settings.processes * process_s(plan, runs)
         if plan.ncu:
-            steps += [(ncu_label(run, impl), NCU_S) for run in runs if run.profile for impl in run.impls]
-    return steps
+            total += NCU_S * sum(len(run.impls) for run in runs if run.profile)
+    return total
 
 
 def format_duration(seconds: float) -> str:
@@ -326,7 +318,7 @@ def format_duration(seconds: float) -> str:
 
 def describe(plan: Plan, out: str) -> str:
     """The plan in words, with its estimated duration."""
-    s, steps = plan.settings, estimate(plan)
+    s = plan.settings
     peers = sorted({i.name for r in plan.runs for i in r.impls if i.kind in PEER_PACKAGES}, key=OPTIONAL_PEERS.index)
     lines = [
         f"Benchmark plan{' (--quick)' if plan.quick else ''}",
@@ -339,6 +331,6 @@ def describe(plan: Plan, out: str) -> str:
         f"  ncu counters: {'yes, the ladder and steps runs with profile' if plan.ncu else 'no'}",
         f"  peers: {', '.join(peers) + ' (a peer that cannot run is recorded in peers_missing)' if peers else 'none'}",
         f"  results: {out} (merged, written atomically); raw samples: samples/<run_id>.json.gz next to it",
-        f"  estimated duration: about {format_duration(sum(sec for _, sec in steps))} ({len(steps)} steps)",
+        f"  estimated duration: about {format_duration(estimate(plan))}",
     ]
     return "\n".join(lines)

@@ -219,12 +219,11 @@ def merge_file(existing: dict[str, Any] | None, new: dict[str, Any]) -> dict[str
     merged = results.merge(existing, new)
     if existing is not None:
         same_cublas = existing.get("software", {}).get("cublas") == new.get("software", {}).get("cublas")
-        old = {key: figure for key, figure in keyed(existing)}
+        old, fresh = keyed(existing), keyed(new)
         for section, index, figure in places(merged):
             key = figure_key(section, figure)
-            fresh = find(new, section, key)
-            if fresh is not None and key in old:
-                joined = add_run(old[key], fresh, same_cublas)
+            if key in fresh and key in old:
+                joined = add_run(old[key], fresh[key], same_cublas)
                 if section == "ladder":
                     merged["ladder"] = joined
                 else:
@@ -244,14 +243,9 @@ def places(data: dict[str, Any]) -> list[tuple[str, int, dict[str, Any]]]:
     return found + [(s, i, f) for s in ("sweep", "steps") for i, f in enumerate(data.get(s, []))]
 
 
-def keyed(data: dict[str, Any]) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
-    """(key, figure) of every figure of a file."""
-    return [(figure_key(section, figure), figure) for section, _, figure in places(data)]
-
-
-def find(data: dict[str, Any], section: str, key: tuple[Any, ...]) -> dict[str, Any] | None:
-    """The figure of a section with this key, or None."""
-    return next((f for s, _, f in places(data) if s == section and figure_key(s, f) == key), None)
+def keyed(data: dict[str, Any]) -> dict[tuple[Any, ...], dict[str, Any]]:
+    """Every figure of a file by its key."""
+    return {figure_key(section, figure): figure for section, _, figure in places(data)}
 
 
 def add_run(existing: dict[str, Any] | None, new_figure: dict[str, Any], same_cublas: bool = True) -> dict[str, Any]:

@@ -6,7 +6,6 @@ import gzip
 import json
 import sys
 import tempfile
-import time
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -21,9 +20,6 @@ from matmul_bench.plan import (
     TIMEOUT_S,
     Plan,
     RunSpec,
-    estimate,
-    format_duration,  # fmt: skip
-    ncu_label,
     shape_text,
     with_configs,
 )
@@ -36,21 +32,6 @@ SAMPLES = "samples"  # the raw samples of a run: <results folder>/samples/<run_i
 def say(message: str) -> None:
     """A progress line on stderr."""
     print(message, file=sys.stderr, flush=True)
-
-
-class Progress:
-    """One line per step: its number, the time so far, and what the plan's estimate gives the steps after it."""
-
-    def __init__(self, steps: Sequence[tuple[str, float]]) -> None:
-        self.estimates, self.total, self.done = dict(steps), len(steps), 0
-        self.started = time.monotonic()
-
-    def step(self, label: str) -> None:
-        """Announce the step ``label``."""
-        self.estimates.pop(label, 0.0)
-        self.done += 1
-        elapsed, left = format_duration(time.monotonic() - self.started), format_duration(sum(self.estimates.values()))
-        say(f"[{self.done}/{self.total}] {label} (elapsed {elapsed}, about {left} left)")
 
 
 def job(plan: Plan, mode: str, runs: Sequence[RunSpec], process: int = 0) -> dict[str, Any]:
@@ -187,8 +168,7 @@ def results_path(plan: Plan, gpu: str) -> Path:
 
 def run_plan(plan: Plan) -> int:
     """Run a whole record; each section is merged into the results file as soon as it is complete."""
-    progress = Progress(estimate(plan))
-    progress.step("probe the GPU")
+    say("probe the GPU")
     probe = jobs.call_worker(job(plan, "probe", []), TIMEOUT_S)
     gpu, out = probe["device"]["name"], results_path(plan, probe["device"]["name"])
     started = machine.utc_now()
@@ -206,21 +186,21 @@ def run_plan(plan: Plan) -> int:
     log_rel = f"{SAMPLES}/{run_id}.json.gz"
     samples: dict[str, Any] = {"run_id": run_id, "date": date, "git_commit": commit, "gpu": probe["device"],
                                "software": probe["software"], "settings": vars(plan.settings), "runs": []}  # fmt: skip
-    for label in [label for label in progress.estimates if label.startswith("build and check")]:
-        progress.step(label)
+    if plan.backend == "cuda":  # the fake GPU builds nothing
+        say("build and check every kernel")
         plan = build_and_check(plan)
     recorded: list[dict[str, Any]] = []
     for section in plan.sections():
         specs = plan.section_runs(section)
         per_run: dict[str, list[dict[str, Any]]] = {spec.name: [] for spec in specs}
         for p in range(plan.settings.processes):
-            progress.step(f"{section}: process {p + 1}/{plan.settings.processes}")
+            say(f"{section}: process {p + 1}/{plan.settings.processes}")
             answer = jobs.call_worker(job(plan, "time", specs, p), TIMEOUT_S)
             for result in answer["runs"]:
                 per_run[result["name"]].append(result)
         runs = []
         for spec in specs:
-            counters = run_counters(plan, spec, progress) if plan.ncu and spec.profile else None
+            counters = run_counters(plan, spec) if plan.ncu and spec.profile else None
             samples["runs"].append({"spec": spec.to_json(), "processes": per_run[spec.name], "counters": counters})
             runs.append(aggregate.make_run(spec, per_run[spec.name], run_id=run_id, date=date, git_commit=commit,
                                            warmup_s=plan.settings.warmup_s, repeats=plan.settings.repeats, log=log_rel,
@@ -243,13 +223,13 @@ def run_plan(plan: Plan) -> int:
     return 0
 
 
-def run_counters(plan: Plan, spec: RunSpec, progress: Progress) -> dict[str, Any] | None:
+def run_counters(plan: Plan, spec: RunSpec) -> dict[str, Any] | None:
     """ncu counters for each row of a run, one profiled worker each; null (with a warning) where ncu fails."""
     exe = ncu.find_ncu() if plan.backend == "cuda" else None
     metrics = ncu.available_metrics(exe) if exe else []
     counters: dict[str, Any] = {}
     for impl in spec.impls:
-        progress.step(ncu_label(spec, impl))
+        say(f"ncu {spec.name}: {impl.name}")
         with tempfile.TemporaryDirectory(prefix="bench-ncu-") as tmp:
             if not exe or not metrics:
                 say("  ncu not found (or it knows none of the metrics): counters recorded as null")

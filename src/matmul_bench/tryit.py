@@ -251,7 +251,7 @@ def record_outcome(out: Path, record: dict[str, Any]) -> None:
     device = record.pop("device", None)
     if device is not None and device != data["gpu"]["name"]:
         raise results.ResultsError(f"{out} holds results of {data['gpu']['name']!r}, not of this {device!r}")
-    data["tryit"] = results.merge_tryit(data.get("tryit", []), [record])
+    data["tryit"] = results.merge_entries(data.get("tryit", []), [record], results.tryit_key)
     results.write_atomic(out, data)
 
 
@@ -270,11 +270,9 @@ def main(argv: Sequence[str]) -> int:
             raise UsageError(f"--out {args.out}: give an existing results file (.json)")
         if args.out is not None:
             results.load(args.out)
-    except results.ResultsError as exc:
-        print(f"{parser.prog}: error: --out: {exc}", file=sys.stderr)
-        return 2
-    except UsageError as exc:
-        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+    except (results.ResultsError, UsageError) as exc:
+        where = "--out: " if isinstance(exc, results.ResultsError) else ""
+        print(f"{parser.prog}: error: {where}{exc}", file=sys.stderr)
         return 2
     estimate = 5.0 + math.ceil(len(jobs) / BUILD_JOBS) * 35.0 + sum(START_S / 6 + len(j.checks) for j in jobs)
     print(f"Try-it edits: {len(jobs)}, each checked at {', '.join('x'.join(map(str, s)) for s in jobs[0].checks)}")

@@ -12,7 +12,6 @@ DOCS_DIR = ROOT / "docs"
 CHAPTERS_DIR = DOCS_DIR / "chapters"
 PLOTS_DIR = ROOT / "plots"
 RESULTS_DIR = PLOTS_DIR / "results"
-LOGS_DIR = RESULTS_DIR / "logs"
 BUILD_DIR = ROOT / "build"
 
 ENV_RESULTS = "HOPPER_MATMUL_RESULTS"

@@ -57,6 +57,7 @@ A Row is one implementation in that run::
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import json
@@ -71,7 +72,6 @@ from matmul_data.schema import (  # noqa: F401  (re-exported: the results API)
     CUBLAS,
     HOW_TO_CREATE,
     SCHEMA_VERSION,
-    TRYIT_OUTCOMES,
     TRYIT_TITLE_PREFIX,
     ResultsError,
     is_proof_run,
@@ -156,18 +156,17 @@ def merge(existing: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any
             raise ResultsError("cannot keep a ladder measured at another problem size: rerun the ladder")
         merged["ladder"] = copy.deepcopy(existing["ladder"])
     for section in ("sweep", "steps"):
-        fresh = {run_key(section, run): run for run in new.get(section, [])}
-        runs = [copy.deepcopy(fresh.pop(run_key(section, run), run)) for run in existing.get(section, [])]
-        merged[section] = runs + [copy.deepcopy(run) for run in fresh.values()]
+        key = functools.partial(run_key, section)
+        merged[section] = merge_entries(existing.get(section, []), new.get(section, []), key)
     if "tryit" in existing or "tryit" in new:
-        merged["tryit"] = merge_tryit(existing.get("tryit", []), new.get("tryit", []))
+        merged["tryit"] = merge_entries(existing.get("tryit", []), new.get("tryit", []), tryit_key)
     return merged
 
 
-def merge_tryit(existing: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Try-it outcomes: a new entry replaces the one with its (version, name), in place; the rest are kept."""
-    fresh = {tryit_key(entry): entry for entry in new}
-    kept = [copy.deepcopy(fresh.pop(tryit_key(entry), entry)) for entry in existing]
+def merge_entries(existing: list[dict[str, Any]], new: list[dict[str, Any]], key: Any) -> list[dict[str, Any]]:
+    """A new entry replaces the one with its ``key``, in place; the rest are kept, the other new ones appended."""
+    fresh = {key(entry): entry for entry in new}
+    kept = [copy.deepcopy(fresh.pop(key(entry), entry)) for entry in existing]
     return kept + [copy.deepcopy(entry) for entry in fresh.values()]
 
 
@@ -200,16 +199,12 @@ def write_bytes_atomic(path: Path, payload: bytes) -> None:
         tmp.unlink(missing_ok=True)
         raise
     # Persist the rename itself (the directory entry); not every platform can open a directory.
-    try:
+    with contextlib.suppress(OSError):
         dir_fd = os.open(path.parent, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dir_fd)
-    except OSError:
-        pass
-    finally:
-        os.close(dir_fd)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
 
 
 # --- reading ---------------------------------------------------------------------------------------
@@ -229,15 +224,6 @@ def ladder(data: dict[str, Any] | None) -> dict[str, Any] | None:
 def ladder_row(data: dict[str, Any] | None, impl: str) -> dict[str, Any] | None:
     """One implementation's row of the ladder, or None when it is not measured yet."""
     return ((ladder(data) or {}).get("rows") or {}).get(impl)
-
-
-def row(data: dict[str, Any], impl: str) -> dict[str, Any]:
-    """One implementation's row of the ladder; ResultsError says how to measure it when it is absent."""
-    found = ladder_row(data, impl)
-    if found is None:
-        measured = ", ".join(sorted((ladder(data) or {}).get("rows", {}))) or "nothing"
-        raise ResultsError(f"{impl} is not in the ladder (measured: {measured}); run `nox -s bench` on a Hopper GPU")
-    return found
 
 
 def ladder_steps(data: dict[str, Any] | None) -> list[tuple[str, dict[str, Any]]]:
@@ -304,23 +290,3 @@ def row_peak_tflops(data: dict[str, Any], row: dict[str, Any]) -> float | None:
 
 # H100/H200 SXM: 989.4 dense fp16 TFLOPS at the 1830 MHz boost clock over 132 SMs is 4096 FLOP/clock/SM.
 DENSE_FP16_FLOP_PER_CLOCK_PER_SM = 4096
-
-
-def newest_runs(data: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """The newest run of every figure (ladder, sweep shapes, steps tables)."""
-    figures = [ladder(data), *sweep_runs(data), *(data or {}).get("steps", [])]
-    return [figure["runs"][-1] for figure in figures if figure and figure.get("runs")]
-
-
-def record_duration_s(data: dict[str, Any] | None) -> float | None:
-    """How long the newest run of every figure took to record: the sum of their invocations' measured times
-    (``invocation_s``, the benchmark's own clock), each invocation once. Runs that predate ``invocation_s`` are
-    left out (:func:`untimed_figures` counts them); None when no newest run has it.
-    """
-    timed = {run["run_id"]: run["invocation_s"] for run in newest_runs(data) if run.get("invocation_s") is not None}
-    return float(sum(timed.values())) if timed else None
-
-
-def untimed_figures(data: dict[str, Any] | None) -> int:
-    """How many figures' newest runs predate ``invocation_s``: :func:`record_duration_s` does not count them."""
-    return sum(run.get("invocation_s") is None for run in newest_runs(data))

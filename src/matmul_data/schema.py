@@ -56,31 +56,35 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _number(data: dict[str, Any], key: str, field: str, *, positive: bool = True, optional: bool = False) -> None:
-    name = f"{field}.{key}" if field else key
+def _checked(data: dict[str, Any], key: str, field: str, optional: bool, ok: Any, problem: str) -> None:
+    """Fail with ``problem`` unless ``ok`` holds of the value (which ``optional`` lets be null)."""
     value = _get(data, key, field)
-    if value is None and optional:
-        return
-    if not _is_number(value) or (positive and value <= 0):
-        raise _fail(name, "must be a positive number" if positive else "must be a finite number", value)
+    if not (value is None and optional) and not ok(value):
+        raise _fail(f"{field}.{key}" if field else key, problem, value)
+
+
+def _number(data: dict[str, Any], key: str, field: str, *, positive: bool = True, optional: bool = False) -> None:
+    problem = "must be a positive number" if positive else "must be a finite number"
+    _checked(data, key, field, optional, lambda v: _is_number(v) and not (positive and v <= 0), problem)
 
 
 def _integer(data: dict[str, Any], key: str, field: str, *, minimum: int = 1, optional: bool = False) -> None:
-    name = f"{field}.{key}" if field else key
-    value = _get(data, key, field)
-    if value is None and optional:
-        return
-    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        raise _fail(name, f"must be an integer >= {minimum}", value)
+    def ok(value: Any) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool) and value >= minimum
+
+    _checked(data, key, field, optional, ok, f"must be an integer >= {minimum}")
 
 
 def _string(data: dict[str, Any], key: str, field: str, *, optional: bool = False) -> None:
-    name = f"{field}.{key}" if field else key
-    value = _get(data, key, field)
-    if value is None and optional:
-        return
-    if not isinstance(value, str) or not value:
-        raise _fail(name, "must be a non-empty string", value)
+    _checked(data, key, field, optional, lambda v: isinstance(v, str) and bool(v), "must be a non-empty string")
+
+
+def _shape(data: dict[str, Any], key: str, field: str) -> dict[str, Any]:
+    """A shape {m, n, k} of positive integers."""
+    shape = _dict(_get(data, key, field), f"{field}.{key}" if field else key)
+    for dim in ("m", "n", "k"):
+        _integer(shape, dim, f"{field}.{key}" if field else key)
+    return shape
 
 
 def _date(data: dict[str, Any], key: str, field: str) -> None:
@@ -172,9 +176,7 @@ def _validate_run(run: Any, field: str, *, steps: bool = False, band: float | No
     _string(run, "run_id", field)
     _date(run, "date", field)
     _string(run, "git_commit", field)
-    shape = _dict(_get(run, "shape", field), f"{field}.shape")
-    for key in ("m", "n", "k"):
-        _integer(shape, key, f"{field}.shape")
+    _shape(run, "shape", field)
     _integer(run, "rounds", field)
     _integer(run, "processes", field)
     # Optional: how each round timed a row (the method's defaults otherwise) and the raw log's path.
@@ -289,9 +291,7 @@ def _validate_tryit(entry: Any, field: str) -> None:
     for i, check in enumerate(checks):
         where = f"{field}.checks[{i}]"
         check = _dict(check, where)
-        shape = _dict(_get(check, "shape", where), f"{where}.shape")
-        for key in ("m", "n", "k"):
-            _integer(shape, key, f"{where}.shape")
+        shape = _shape(check, "shape", where)
         _integer(check, "bad", where, minimum=0)
         _integer(check, "nonfinite", where, minimum=0)
         if not check["nonfinite"] <= check["bad"] <= shape["m"] * shape["n"]:
@@ -344,9 +344,7 @@ def validate(data: dict[str, Any]) -> None:
         _string(method, "warmup", "method")
         _number(method, "warmup_s", "method", positive=False)
     _integer(method, "repeats", "method")
-    problem = _dict(_get(data, "problem", ""), "problem")
-    for key in ("m", "n", "k"):
-        _integer(problem, key, "problem")
+    problem = _shape(data, "problem", "")
     _string(problem, "dtype", "problem")
     _string(problem, "accumulate", "problem")
     band = None

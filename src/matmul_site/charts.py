@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
+from matplotlib.ticker import MaxNLocator, NullLocator
 
 from matmul_data import results, versions
 from matmul_site import numfmt
@@ -249,11 +250,7 @@ def version_chart(version: str, data: Any = _USE_FILE, rerun_on: str | None = No
     _cublas_line(ax, rows["cublas"]["tflops"], f"cuBLAS {rows['cublas']['tflops']:.0f}")
     _peaks_and_values(ax, values, half=BAR / 2 + 0.15, width_in=TEXT_WIDTH_IN, floor=rows["cublas"]["tflops"],
                       styles=styles)  # fmt: skip
-    ax.set_ylim(end, 0)
-    ax.set_yticks([])
-    ax.spines["left"].set_visible(False)
-    ax.grid(axis="y", visible=False)
-    ax.xaxis.set_major_locator(_ticks())
+    _row_axes(ax, end)
     ratio = numfmt.ratio_text(rows[version]["ratio_to_cublas"])
     rerun_note = f" (rerun at build time on {rerun_on})" if rerun_on else ""
     top_in = _title(ax, f"{versions.label(version)}: {rows[version]['tflops']:.0f} TFLOPS, {ratio} cuBLAS{rerun_note}")
@@ -265,9 +262,17 @@ def version_chart(version: str, data: Any = _USE_FILE, rerun_on: str | None = No
 
 
 def _ticks() -> Any:
-    from matplotlib.ticker import MaxNLocator
-
+    """Round ticks, five or so."""
     return MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10])
+
+
+def _row_axes(ax: Any, end: float) -> None:
+    """Axes of labelled rows down to ``end`` (lines of text): no y ticks or spine, round TFLOPS ticks."""
+    ax.set_ylim(end, 0)
+    ax.set_yticks([])
+    ax.spines["left"].set_visible(False)
+    ax.grid(axis="y", visible=False)
+    ax.xaxis.set_major_locator(_ticks())
 
 
 def summary_chart(data: Any = _USE_FILE) -> Figure:
@@ -390,11 +395,7 @@ def sweep_chart(data: Any = _USE_FILE) -> Figure:
     for ax in (top, bottom):
         for y, shape in zip(tops, shapes, strict=True):
             ax.text(0, y, shape, va="top", ha="left", transform=ax.get_yaxis_transform())
-        ax.set_ylim(end, 0)
-        ax.set_yticks([])
-        ax.spines["left"].set_visible(False)
-        ax.grid(axis="y", visible=False)
-        ax.xaxis.set_major_locator(_ticks())
+        _row_axes(ax, end)
     # A ratio tick at the very edge of the panel would hang half its label outside the figure: keep them inside.
     lo, hi = top.get_xlim()
     top.set_xticks([t for t in top.get_xticks() if lo + 0.05 * (hi - lo) <= t <= hi - 0.05 * (hi - lo)])
@@ -451,11 +452,7 @@ def steps_chart(data: Any = _USE_FILE) -> Figure:
     cublas = rows["cublas"]["tflops"]
     _cublas_line(ax, cublas, f"cuBLAS, same rounds ({cublas:.0f})")
     _peaks_and_values(ax, values, half=BAR / 2 + 0.15, width_in=TEXT_WIDTH_IN, floor=cublas)
-    ax.set_ylim(end, 0)
-    ax.set_yticks([])
-    ax.spines["left"].set_visible(False)
-    ax.grid(axis="y", visible=False)
-    ax.xaxis.set_major_locator(_ticks())
+    _row_axes(ax, end)
     handles = [Patch(color=colour) for colour in VERDICT_COLOURS.values()]
     band = data["method"].get("verdicts", {}).get("band", 0.0)
     title = f"verdict (replicated interval against 1 \u00b1 {100 * band:.1f}%)"
@@ -486,13 +483,7 @@ def _ratio_ticks(ax: Any, width_in: float) -> None:
         if all(abs(at - math.log(c / low) / span * width_in) >= room for c in chosen):
             chosen.append(tick)
     ax.set_xticks(sorted(chosen), [f"{t:g}\u00d7" for t in sorted(chosen)])
-    ax.xaxis.set_minor_locator(_no_ticks())
-
-
-def _no_ticks() -> Any:
-    from matplotlib.ticker import NullLocator
-
-    return NullLocator()
+    ax.xaxis.set_minor_locator(NullLocator())
 
 
 def replication_chart(data: Any = _USE_FILE) -> Figure:

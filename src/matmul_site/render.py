@@ -699,19 +699,16 @@ def runs_table(data: Data) -> Table:
     header = ["Figure", "Runs", "Dates", "Commits"]
     if data is None:
         return [header, [f"Runs: {NOT_MEASURED}.", "", "", ""]]
-    figures = [("The ladder", data.get("ladder"))]
-    figures += [(f"Sweep at {numfmt.shape_text(r['shape'])}", r) for r in results.sweep_runs(data)]
-    figures += [(f"Steps: {r['title']}", r) for r in data.get("steps", [])]
+    groups = [("The ladder", [data.get("ladder")])]
+    groups += [(f"Sweep at {numfmt.shape_text(r['shape'])}", [r]) for r in results.sweep_runs(data)]
+    groups += [(f"Steps: {r['title']}", [r]) for r in data.get("steps", [])]
+    groups.append(("Try it edits", data.get("tryit", [])))  # by run id, each once
     rows = [header]
-    for title, figure in figures:
-        if figure:
-            runs = independent([figure])
+    for title, figures in groups:
+        runs = independent([figure for figure in figures if figure])
+        if runs:
             rows.append([escape(title), ", ".join(r["run_id"] for r in runs), dates(runs),
                          ", ".join(sorted({literal(r["git_commit"][:10]) for r in runs}))])  # fmt: skip
-    tryit = data.get("tryit", [])
-    if tryit:
-        rows.append(["Try it edits", ", ".join(sorted({e["run_id"] for e in tryit})), dates(tryit),
-                     ", ".join(sorted({literal(e["git_commit"][:10]) for e in tryit}))])  # fmt: skip
     return rows
 
 

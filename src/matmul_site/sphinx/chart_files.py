@@ -23,19 +23,15 @@ from sphinx.application import Sphinx
 from matmul_data import paths
 
 
-def plot_build_dir(app: Sphinx) -> Path:
-    """Where the plot directive saves the images of the scripts in plots/.
+def plot_build_dir(app: Sphinx, source: Path = paths.PLOTS_DIR) -> Path:
+    """Where the plot directive saves the images drawn from ``source``: the scripts in plots/, or (``source``
+    paths.CHAPTERS_DIR) the chapters' charts, which are code in the page (one per version, by convention:
+    ``.. plot::`` with ``:filename-prefix: plot_vN``).
 
     matplotlib's ``plot_directive.run`` puts them in ``plot_directive/`` beside the doctree folder, under the
-    script's folder relative to the configuration directory (``build_dir`` there).
+    source's folder relative to the configuration directory (``build_dir`` there).
     """
-    return Path(app.doctreedir).parent / "plot_directive" / os.path.relpath(paths.PLOTS_DIR, app.confdir)
-
-
-def chapter_build_dir(app: Sphinx) -> Path:
-    """Where the plot directive saves the chapters' charts, which are code in the page (one per version, by
-    convention: ``.. plot::`` with ``:filename-prefix: plot_vN``), not scripts in plots/."""
-    return Path(app.doctreedir).parent / "plot_directive" / os.path.relpath(paths.CHAPTERS_DIR, app.confdir)
+    return Path(app.doctreedir).parent / "plot_directive" / os.path.relpath(source, app.confdir)
 
 
 def chart_png(app: Sphinx, chart: str) -> Path:
@@ -43,7 +39,7 @@ def chart_png(app: Sphinx, chart: str) -> Path:
 
     It may not exist. A version's chart is drawn from its chapter page, every other from plots/<chart>.py.
     """
-    folder = chapter_build_dir(app) if re.fullmatch(r"plot_v\d+", chart) else plot_build_dir(app)
+    folder = plot_build_dir(app, paths.CHAPTERS_DIR) if re.fullmatch(r"plot_v\d+", chart) else plot_build_dir(app)
     return folder / f"{chart}.png"
 
 
@@ -53,7 +49,7 @@ def forget_charts_older_than_the_results(app: Sphinx) -> None:
     if results_file is None:
         return
     newest_data = results_file.stat().st_mtime
-    for folder in (plot_build_dir(app), chapter_build_dir(app)):
+    for folder in (plot_build_dir(app), plot_build_dir(app, paths.CHAPTERS_DIR)):
         if not folder.is_dir():
             continue
         for image in folder.iterdir():
@@ -73,7 +69,7 @@ def charts_of(app: Sphinx, source: str) -> list[Path]:
         if script:
             found.append(plot_build_dir(app) / f"{Path(script).stem}.png")
         elif prefix:
-            found.append(chapter_build_dir(app) / f"{prefix.group(1)}.png")
+            found.append(plot_build_dir(app, paths.CHAPTERS_DIR) / f"{prefix.group(1)}.png")
     return found
 
 
