@@ -277,7 +277,9 @@ def record_one(version: str) -> dict[str, Any]:
 # experiments/tryit.py (version-name) applied to the chapter's kernel; "steps": a variant of experiments/steps.py;
 # "tile": V8 pinned to another tile of its model's menu (version-<block_m>x<block_n>).
 EXTRA_BUILDS: dict[str, tuple[str, str]] = {
+    "v1-wait-group-1": ("edit", "V1 with wait_group(1) instead of wait_group(0) (its Try it)"),
     "v5-no-final-wait": ("edit", "V5 without the wait_group(0) before the epilogue (its Try it)"),
+    "v6-no-sync-after-store": ("edit", "V6 without the sync before the TMA store is issued (its Try it)"),
     "v7-streamk": ("steps", "V7 with stream-K for the last wave (experiments/v7_streamk.py)"),
     "v8-256x128": ("tile", "V8 with the 256 x 128 tile: two consumer groups of 128 x 128"),
     "v8-128x192": ("tile", "V8 with the 128 x 192 tile: four stages"),
