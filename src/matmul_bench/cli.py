@@ -30,9 +30,27 @@ def record(argv: list[str]) -> int:
     out = str(plan.out or (f"{planning.QUICK_DIR}/<gpu>.json" if plan.quick else "plots/results/<gpu>.json"))
     print(planning.describe(plan, out), flush=True)
     if args.dry_run:
+        print(measured_text())
         print("(dry run: nothing is timed, nothing is written)")
         return 0
     return execute(plan)
+
+
+def measured_text() -> str:
+    """What the recorded invocations took on their GPU (each run's ``invocation_s``), newest last: the measured
+    cost of a record, beside the plan's estimate."""
+    from matmul_data import paths, results
+
+    path = paths.results_file()
+    data = results.load(path) if path is not None else None
+    figures = [f for f in ((data or {}).get("ladder"), *(data or {}).get("sweep", []), *(data or {}).get("steps", []))
+               if f]  # fmt: skip
+    took = sorted({run["run_id"]: run["invocation_s"] for f in figures for run in f["runs"] if run.get("invocation_s")}
+                  .items())  # fmt: skip
+    if not took:
+        return "  measured: no recorded invocation says how long it took"
+    newest = ", ".join(f"{run_id} {seconds:.0f} s" for run_id, seconds in took[-3:])
+    return f"  measured, the newest recorded invocations (each one run of what it timed): {newest}"
 
 
 def execute(plan: Plan) -> int:
