@@ -325,7 +325,7 @@ def _sweep_order(runs: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list
 
 
 def sweep_chart(data: Any = _USE_FILE) -> Figure:
-    """Per shape (a row each, its name above): each implementation as a ratio to that run's cuBLAS with its 95%
+    """Per shape (a row each, its name above): each implementation as a ratio to that run's cuBLAS with its
     interval; TFLOPS below, each point with a mark in its colour at the peak at its own clock.
 
     The ratio panel has no peak: a ratio to cuBLAS has no hardware limit to mark. The points of a row are a fifth
@@ -418,7 +418,7 @@ def sweep_chart(data: Any = _USE_FILE) -> Figure:
 def steps_chart(data: Any = _USE_FILE) -> Figure:
     """Waterfall of the ladder: each step a floating bar from the previous version's TFLOPS to its own.
 
-    The bar's colour is the step's verdict; the error bar is the step's 95% interval applied to the
+    The bar's colour is the step's verdict; the error bar is the step's interval applied to the
     previous version's TFLOPS, and the label above the bar the paired step ratio with its interval. The mark
     across a bar is the peak at the clock of the version it ends at, and the label right of it that version's
     TFLOPS and share of that peak.

@@ -419,7 +419,7 @@ def chapter_link(impl: str) -> str:
 
 
 def ladder_table(data: Data) -> Table:
-    header = ["Version", "TFLOPS", "Latency", f"{TIMES} cuBLAS [95% interval]", "Step over the previous version",
+    header = ["Version", "TFLOPS", "Latency", f"{TIMES} cuBLAS [interval]", "Step over the previous version",
               "SM clock", "Power"]  # fmt: skip
     run = results.ladder(data)
     if data is None or run is None:
@@ -450,7 +450,7 @@ def per_clock(data: dict[str, Any], impl: str, step: dict[str, Any]) -> tuple[st
 
 
 def ladder_steps_table(data: Data) -> Table:
-    header = ["Version", "Over", "Step [95% interval]", "Verdict", "SM clock", "Step per clock"]
+    header = ["Version", "Over", "Step [interval]", "Verdict", "SM clock", "Step per clock"]
     steps = results.ladder_steps(data)
     if not steps:
         return [header, [f"The ladder's steps are {NOT_MEASURED}.", *[""] * 5]]
@@ -460,7 +460,7 @@ def ladder_steps_table(data: Data) -> Table:
 
 PERFORMANCE = [
     ("Throughput", "tflops"), ("Median latency", "ms"),
-    (f"{TIMES} cuBLAS, paired in the same rounds [95% interval]", "ratio"), ("Step over the previous version", "step"),
+    (f"{TIMES} cuBLAS, paired in the same rounds [interval]", "ratio"), ("Step over the previous version", "step"),
     ("SM clock during timing", "sm_clock"), ("Power during timing", "power"),
     ("Tensor-core peak at that clock", "peak_at_clock"), ("Share of the peak at that clock", "peak_fraction"),
     ("Share of the datasheet peak ({})", "datasheet_fraction"), ("Configuration it ran", "config"),
@@ -494,7 +494,7 @@ def performance_table(version: str, data: Data, named: dict[str, str], record: d
 def attempts_table(found: list[Any], *, with_run: bool = True) -> Table:
     """Rows of steps runs, (run, variant, row) each: what changed, TFLOPS, ratio to cuBLAS, step, kept; the run's
     title too where the rows come from several runs."""
-    header = ["Variant", "What changed", "Run", "TFLOPS", f"{TIMES} cuBLAS [95% interval]", "Step [95% interval]",
+    header = ["Variant", "What changed", "Run", "TFLOPS", f"{TIMES} cuBLAS [interval]", "Step [interval]",
               "Kept in a version"]  # fmt: skip
 
     def step(row: dict[str, Any]) -> str:
@@ -640,7 +640,7 @@ def proof_pairs(data: Data) -> list[tuple[str, dict[str, Any]]]:
 
 def proof_table(data: Data) -> Table:
     """V6 against cuBLAS in rotations with different neighbours: the same ratio is the warm-up's proof."""
-    header = ["Beside", f"V6 {TIMES} cuBLAS [95% interval]", "V6", "cuBLAS", "The neighbour", "Runs"]
+    header = ["Beside", f"V6 {TIMES} cuBLAS [interval]", "V6", "cuBLAS", "The neighbour", "Runs"]
     rows = [[versions.label(other), numfmt.ratio_text(run["rows"]["v6"]["ratio_to_cublas"]),
              unit_text("tflops", run["rows"]["v6"]["tflops"]), unit_text("tflops", run["rows"]["cublas"]["tflops"]),
              f"{numfmt.ratio_text(run['rows'][other]['ratio_to_cublas'])} of cuBLAS", str(len(run.get("runs", [])))]
