@@ -15,8 +15,8 @@ METHOD_VERSION = 4  # a warm-up of seconds per impl and round; runs merge only w
 
 
 def pooled(per_process: Sequence[dict[str, Any]], key: str, impl: str) -> list[float]:
-    """Every process's values of one impl, in one list."""
-    return [x for p in per_process for x in p[key][impl]]
+    """Every process's values of one impl, in one list (none where a process has no such key: older samples)."""
+    return [x for p in per_process for x in (p.get(key) or {}).get(impl, [])]
 
 
 def paired(per_process: Sequence[dict[str, Any]], over: str, impl: str) -> list[list[float]]:
@@ -28,8 +28,7 @@ def make_row(spec: RunSpec, impl: str, per_process: Sequence[dict[str, Any]],
              counters: dict[str, Any] | None) -> dict[str, Any]:  # fmt: skip
     """One row: latency from every (process, round) sample, ratios paired within each round."""
     latency = float(statistics.median(pooled(per_process, "samples", impl)))
-    clocks, power = pooled(per_process, "clocks", impl), pooled(per_process, "power", impl)
-    busy = [x for p in per_process for x in (p.get("busy") or {}).get(impl, [])]
+    clocks, power, busy = (pooled(per_process, key, impl) for key in ("clocks", "power", "busy"))
     title = next(i.title for i in spec.impls if i.name == impl) or per_process[0].get("titles", {}).get(impl)
     to_cublas = paired(per_process, CUBLAS, impl)
     row: dict[str, Any] = {

@@ -39,12 +39,11 @@ def record(argv: list[str]) -> int:
 def measured_text() -> str:
     """What the recorded invocations took on their GPU (each run's ``invocation_s``), newest last: the measured
     cost of a record, beside the plan's estimate."""
+    from matmul_bench import replicate
     from matmul_data import paths, results
 
     path = paths.results_file()
-    data = results.load(path) if path is not None else None
-    figures = [f for f in ((data or {}).get("ladder"), *(data or {}).get("sweep", []), *(data or {}).get("steps", []))
-               if f]  # fmt: skip
+    figures = replicate.figures(results.load(path)) if path is not None else []
     took = sorted({run["run_id"]: run["invocation_s"] for f in figures for run in f["runs"] if run.get("invocation_s")}
                   .items())  # fmt: skip
     if not took:

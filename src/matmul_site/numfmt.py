@@ -11,11 +11,13 @@ TIMES = "\u00d7"
 NOT_MEASURED = "not measured yet"
 NOT_RECORDED = "not recorded"
 # A verdict in a sentence whose subject is the step ("Over V4, this step pays: ...") ...
-STEP_WORDS = {results.PAYS: "pays", results.COSTS: "costs", results.WITHIN: "is {within}",
+STEP_WORDS = {results.PAYS: "pays", results.COSTS: "costs", results.WITHIN: "is within {band}",
               results.UNRESOLVED: "is unresolved at {band}"}  # fmt: skip
-# ... and in one whose subject is an implementation compared with cuBLAS ("V6 is behind cuBLAS: ...").
-RATIO_WORDS = {results.PAYS: "is ahead of", results.COSTS: "is behind", results.WITHIN: "is {within} of",
+# ... in one whose subject is an implementation compared with cuBLAS ("V6 is behind cuBLAS: ..."); and alone.
+RATIO_WORDS = {results.PAYS: "is ahead of", results.COSTS: "is behind", results.WITHIN: "is within {band} of",
                results.UNRESOLVED: "is unresolved at {band} against"}  # fmt: skip
+VERDICT_WORDS = {results.PAYS: "pays", results.COSTS: "costs", results.WITHIN: "within {band}",
+                 results.UNRESOLVED: "unresolved at {band}"}  # fmt: skip
 UNITS = {  # kind: (format, unit); a count of elements, checks or wavefronts reads 12,345
     "tflops": ("{:.0f}", " TFLOPS"), "ms": ("{:.3f}", " ms"), "mhz": ("{:.0f}", " MHz"), "watts": ("{:.0f}", " W"),
     "mb": ("{:.0f}", " MB"), "gb": ("{:.0f}", " GB"), "pct": ("{:.0f}", "%"), "count": ("{:,}", ""),
@@ -39,30 +41,25 @@ def band_text(interval: dict[str, Any]) -> str:
     return f"\u00b1{100 * interval.get('band', 0.0):.1f}%"
 
 
-def within_text(interval: dict[str, Any]) -> str:
-    """The third verdict's name with its band: "within ±1.5%"."""
-    return f"within {band_text(interval)}"
+def words(table: dict[str, str], interval: dict[str, Any]) -> str:
+    """An interval's verdict in one of the tables above, with its band filled in."""
+    return table[results.verdict(interval)].format(band=band_text(interval))
 
 
 def verdict_word(interval: dict[str, Any]) -> str:
     """The verdict alone: "pays", "costs", "within ±1.5%" or "unresolved at ±1.5%"."""
-    found = results.verdict(interval)
-    if found in (results.WITHIN, results.UNRESOLVED):
-        return f"{found} {'at ' if found == results.UNRESOLVED else ''}{band_text(interval)}"
-    return found
+    return words(VERDICT_WORDS, interval)
 
 
 def step_text(interval: dict[str, Any]) -> str:
     """A step by the rule: "pays: 1.04× [1.02, 1.06]", "costs: ...", "is within ±1.5%: ...", "is unresolved at
     ±1.5%: ..."."""
-    words = STEP_WORDS[results.verdict(interval)].format(within=within_text(interval), band=band_text(interval))
-    return f"{words}: {ratio_text(interval)}"
+    return f"{words(STEP_WORDS, interval)}: {ratio_text(interval)}"
 
 
 def vs_cublas_text(interval: dict[str, Any]) -> str:
     """A ratio to cuBLAS by the rule: "is behind cuBLAS: 0.97× [0.96, 0.98]", "is within ±1.5% of cuBLAS: ..."."""
-    words = RATIO_WORDS[results.verdict(interval)].format(within=within_text(interval), band=band_text(interval))
-    return f"{words} cuBLAS: {ratio_text(interval)}"
+    return f"{words(RATIO_WORDS, interval)} cuBLAS: {ratio_text(interval)}"
 
 
 def config_text(config: dict[str, Any]) -> str:

@@ -205,7 +205,7 @@ def impl_values(data: dict[str, Any]) -> Iterator[tuple[str, str]]:
         if found and impl != results.CUBLAS:
             n = {rule: [results.verdict(f) for f in found].count(rule) for rule in VERDICTS}
             yield f"{name}.sweep", (f"behind cuBLAS at {n[results.COSTS]} of {len(found)} shapes, "
-                                    f"{numfmt.within_text(found[0])} at {n[results.WITHIN]}, unresolved at "
+                                    f"within {numfmt.band_text(found[0])} at {n[results.WITHIN]}, unresolved at "
                                     f"{n[results.UNRESOLVED]}, ahead at {n[results.PAYS]}")  # fmt: skip
         for run in runs:
             if impl in run["rows"] and impl != results.CUBLAS:
@@ -663,7 +663,13 @@ def warmup_record(data: Data) -> dict[str, Any] | None:
     if data is None:
         return None
     path = paths.RESULTS_DIR / "warmup" / f"{results.slug(data['gpu']['name'])}.json.gz"
-    return json.loads(gzip.decompress(path.read_bytes())) if path.is_file() else None
+    return read_gzip_json(path, path.stat().st_mtime_ns) if path.is_file() else None
+
+
+@functools.lru_cache(maxsize=2)
+def read_gzip_json(path: Path, mtime_ns: int) -> dict[str, Any]:
+    """A gzip-compressed JSON file, read once per version of it (the values and the table both ask)."""
+    return json.loads(gzip.decompress(path.read_bytes()))
 
 
 def warmup_values(data: dict[str, Any]) -> Iterator[tuple[str, str]]:
