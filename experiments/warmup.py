@@ -4,7 +4,7 @@
 
 At 8192^3, cuBLAS and V6 each run the benchmark's timed loop (512 MiB L2 flush, then the call) for ``--block-s``
 seconds, every call timed with its own CUDA events, after each of two predecessors: 2 s of idle, and 1 s of V0's loop
-(a slow neighbour, about half of cuBLAS's speed, that leaves the GPU below its power cap). Writes every call's start
+(a slow neighbour, about half of cuBLAS's speed, though it too draws about the power cap). Writes every call's start
 and time to plots/results/warmup/<gpu>.json.gz (atomically); ``python -m matmul_site.render`` puts each block's
 slices of time against its last second (matmul_data.stats.warmup_slices) on the method page.
 """

@@ -23,9 +23,6 @@ EFFICIENCY_CEILING = 0.95  # above this the clock reading must be wrong: no kern
 EFFICIENCY_FLOOR = 0.70  # cuBLAS and the last versions at large shapes run well above this
 LARGE = 4096  # "large shape": every dimension at least this
 REPLICATED = 3  # runs a figure needs before its verdict counts as replicated
-# Before method 4 NVML was read inside kernels of 30 calls after a few warm-up calls: its clock and power described
-# what ran around the kernel (docs/method.rst, "Warm-up"), so no figure with such a run quotes them.
-CLOCKS_FROM_METHOD = 4
 
 
 def bootstrap(runs: Sequence[Sequence[Sequence[float]]], confidence: float, *, seed: int = SEED) -> tuple[float, float]:
@@ -112,7 +109,9 @@ def merge_figure(figure: dict[str, Any], confidence: float, band: float, sm_coun
         rows = [run["rows"][impl] for run in runs]
         latency = float(statistics.median(r["latency_ms"] for r in rows))
         tflops = results.tflops(shape["m"], shape["n"], shape["k"], latency)
-        own = all(run.get("method", 0) >= CLOCKS_FROM_METHOD for run in runs)
+        # Before results.WARMUP_METHOD NVML was read inside kernels of 30 calls after a few warm-up calls: its clock
+        # and power described what ran around the kernel (docs/method.rst, "Warm-up"), so such figures quote none.
+        own = all(run.get("method", 0) >= results.WARMUP_METHOD for run in runs)
         clock = median_of([r.get("sm_clock_mhz") for r in rows]) if own else None
         row: dict[str, Any] = {
             "latency_ms": latency,

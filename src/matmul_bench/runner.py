@@ -86,11 +86,12 @@ def method(plan: Plan) -> dict[str, Any]:
         "statistic": "latency: median over every (process, round) of the per-round median of the timed calls",
         "interval": "percentile bootstrap of the median paired ratio that resamples runs, then processes, then "
         "rounds, widened to hold every run's median, at the Bonferroni level over the file's verdicts "
-        "(method.verdicts); a step pays or costs only where the interval lies wholly outside the band 1 +/- "
-        "method.verdicts.band, else it is within the band",
+        "(method.verdicts); against the band 1 +/- method.verdicts.band a step pays (interval wholly above), "
+        "costs (wholly below), is within (wholly inside) or is unresolved (across an edge)",
         "l2_flush": "512 MiB zero-fill before each timed call (several times the 50-60 MB L2)",
-        "order": "a run is every impl at one shape, cuBLAS (torch.matmul) among them, in a few fresh processes; "
-        "in each, rounds in alternating order (forward, reversed); ratios pair the impls of the same round",
+        "order": f"a run is every impl at one shape, cuBLAS (torch.matmul) among them, in {s.processes} fresh "
+        f"process{'' if s.processes == 1 else 'es'}; in each, rounds in alternating order (forward, reversed); "
+        "ratios pair the impls of the same round",
         "clocks": "NVML SM clock and board power polled every 5 ms from halfway through the warm-up to the last "
         "timed call, when only this implementation's loop has run for half a second or more; counted only where "
         "the kernel fills at least 80% of its timed loop (the rest is the L2 flush); each row gives the medians, "

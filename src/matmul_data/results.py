@@ -213,6 +213,9 @@ def write_bytes_atomic(path: Path, payload: bytes) -> None:
 # power_w, config, title, counters, kept) are read from the row these return.
 
 PAYS, COSTS, WITHIN, UNRESOLVED = stats.PAYS, stats.COSTS, stats.WITHIN, stats.UNRESOLVED
+# The method version from which each implementation warms up for seconds of its own loop (docs/method.rst): runs
+# before it neither quote a clock nor read as one kernel, one number.
+WARMUP_METHOD = 4
 verdict = stats.verdict  # a ratio's verdict: PAYS, COSTS, WITHIN or UNRESOLVED (its band: the interval's "band")
 
 

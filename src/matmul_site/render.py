@@ -104,6 +104,8 @@ def runs_text(data: dict[str, Any], figures: list[dict[str, Any]]) -> str:
     named = f"run {runs[0]['run_id']}" if len(runs) == 1 else f"{len(runs)} runs"
     earlier = (data.get("method") or {}).get("earlier_runs") or {}
     note = "; timed by an earlier method" if any(r["run_id"] in earlier for r in runs) else ""
+    if not note and any(r.get("method", 0) < results.WARMUP_METHOD for r in runs):
+        note = "; before the 1 s warm-up"
     each = " each" if len(runs) > 1 else ""
     processes = span("processes")
     return f"{named} on {data['gpu']['name']}, {dates(runs)}, {span('rounds')} rounds in {processes} " \
@@ -363,7 +365,7 @@ def steps_caption(data: Data, runs: list[dict[str, Any]]) -> str:
     if data is None or not runs:
         return f"These steps are {NOT_MEASURED}."
     shapes = ", ".join(sorted({numfmt.shape_text(r["shape"]) for r in runs}))
-    return f"at {shapes}, each variant paired with its run's cuBLAS: {runs_text(data, runs)}."
+    return f"at {shapes}, paired within each run's rounds: {runs_text(data, runs)}."
 
 
 def tryit_caption(data: Data, version: str) -> str:
