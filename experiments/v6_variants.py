@@ -5,11 +5,11 @@
 #   "rows"      V6's staging buffer of plain 512-byte rows (eight-way bank conflicts on the stmatrix writes);
 #   "chunks"    four 64-column chunks in TMA's 128-byte swizzle (conflict-free writes, four TMA stores);
 #   "registers" no staging buffer: fp16 straight from registers to global memory, which frees 64 KB for a stage.
-# "rows" and "registers" run V6's consumer, "chunks" V7's; only the staging memory (allocated in __call__) is this
-# file's. Each variant differs from V6 by one change.
+# "rows" runs V6's consumer, "chunks" V7's, "registers" V6's K loop with this file's store; the staging memory
+# (allocated in __call__) is this file's too. Each variant differs from V6 by one change.
 
 import tilus
-from tilus import float16, int32
+from tilus import GlobalTensor, SharedTensor, float16, float32, int32
 from tilus.utils import cdiv
 
 from matmul_bench.kernels import load
@@ -49,14 +49,11 @@ class MatmulV6Variants(matmul_v6.MatmulV6):
         # Per stage: one A slab per consumer warp group, one B tile for both.
         sa = self.shared_tensor(dtype=float16, shape=[self.num_stages, CONSUMERS, gm, bk])
         sb = self.shared_tensor(dtype=float16, shape=[self.num_stages, bn, bk])
-        # Staging memory for C, the knob: V6's plain rows, swizzled 64-column chunks, or a token 2 KB that
-        # V6's consumer takes as an argument but never touches (C then leaves from registers).
-        if self.epilogue == "registers":
-            sc = self.shared_tensor(dtype=float16, shape=[CONSUMERS, 8, 64])
-        elif self.epilogue == "rows":
+        # Staging memory for C, the knob: V6's plain rows or swizzled 64-column chunks (none for registers).
+        if self.epilogue == "rows":
             sc = self.shared_tensor(dtype=float16, shape=[CONSUMERS, gm, bn])
             self.annotate_layout(sc, self.cuda.shared_layout([CONSUMERS, gm, bn]))
-        else:
+        elif self.epilogue == "chunks":
             sc = self.shared_tensor(dtype=float16, shape=[CONSUMERS, bn // 64, gm, 64])
         # Full/empty barriers per stage; stage indices and phases carry on from one tile to the next.
         pipe = Pipeline(self.num_stages, num_consumers=CONSUMERS)
@@ -78,11 +75,43 @@ class MatmulV6Variants(matmul_v6.MatmulV6):
                     )
                     self.tma.global_to_shared(src=gb, dst=sb[stage], offsets=[offset_n, offset_k], mbarrier=full)
 
-        # TMA addresses global rows in 16-byte steps: with N % 8 != 0, C's rows are stored from registers.
-        # Rows and registers: V6's consumer (registers by taking its N % 8 != 0 path); chunks: V7's.
+        # TMA addresses global rows in 16-byte steps: with N % 8 != 0, the staged rows are copied out by threads.
         if self.epilogue == "chunks":
             self.chunks_consumer(0, pipe, raster, sa, sb, sc, gc, k_size, n_size % 8 == 0)
             self.chunks_consumer(1, pipe, raster, sa, sb, sc, gc, k_size, n_size % 8 == 0)
+        elif self.epilogue == "rows":
+            self.consumer(0, pipe, raster, sa, sb, sc, gc, k_size, n_size % 8 == 0)
+            self.consumer(1, pipe, raster, sa, sb, sc, gc, k_size, n_size % 8 == 0)
         else:
-            self.consumer(0, pipe, raster, sa, sb, sc, gc, k_size, n_size % 8 == 0 and self.epilogue == "rows")
-            self.consumer(1, pipe, raster, sa, sb, sc, gc, k_size, n_size % 8 == 0 and self.epilogue == "rows")
+            self.registers_consumer(0, pipe, raster, sa, sb, gc, k_size)
+            self.registers_consumer(1, pipe, raster, sa, sb, gc, k_size)
+
+    def registers_consumer(
+        self,
+        group: int,
+        pipe: Pipeline,
+        raster: TileRaster,
+        sa: SharedTensor,
+        sb: SharedTensor,
+        gc: GlobalTensor,
+        k_size: int,
+    ):
+        # V6's consumer up to the drain; then the group stores its fp16 tile from registers, as V5 does.
+        with self.thread_group(thread_begin=group * 128, num_threads=128):
+            for tile in range(self.blockIdx.x, raster.num_tiles, self.gridDim.x):
+                tile_m, tile_n = raster.tile_of(tile)
+                acc = self.register_tensor(dtype=float32, shape=[self.group_m, self.block_n], init=0.0)
+                for k_tile in range(cdiv(k_size, self.block_k)):
+                    stage = pipe.consumer_acquire()
+                    self.wgmma.fence()
+                    self.wgmma.mma(sa[stage, group], sb[stage].transpose(), acc)
+                    self.wgmma.commit_group()
+                    self.wgmma.wait_group(1)
+                    if k_tile > 0:
+                        pipe.consumer_release()
+                self.wgmma.wait_group(0)
+                pipe.consumer_release()
+                offsets = [self.block_m * tile_m + group * self.group_m, self.block_n * tile_n]
+                # No staging buffer, no TMA store: the stores are masked at M and N, and the next tile's MMAs
+                # wait until they have been issued.
+                self.store_global(gc, self.cast(acc, dtype=float16), offsets=offsets)
