@@ -382,10 +382,16 @@ def _walk(node: Any) -> list[float]:
 
 
 def numbers_held(data: dict[str, Any]) -> list[float]:
-    """Every number the file holds or the facts derive from it (peaks at each row's clock, shares of them and of
-    the datasheet), ratios and shares also as percentages."""
+    """Every number the file holds or the pages derive from it (peaks at each row's clock, shares of them and of
+    the datasheet, ladder steps per clock cycle), ratios and shares also as percentages."""
     found = _walk(data)
     peak = data["gpu"]["published_dense_fp16_tflops"]
+    ladder = (data.get("ladder") or {}).get("rows", {})
+    for row in ladder.values():  # a ladder step per clock cycle: the step times the clock before over the clock after
+        step = row.get("step") or {}
+        over = ladder.get(step.get("over"), {})
+        if row.get("sm_clock_mhz") and over.get("sm_clock_mhz"):
+            found.append(step["median"] * over["sm_clock_mhz"] / row["sm_clock_mhz"])
     for run in (data.get("ladder"), *data.get("sweep", []), *data.get("steps", [])):
         for row in (run or {}).get("rows", {}).values():
             found.append(row["tflops"] / peak)
