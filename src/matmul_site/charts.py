@@ -133,11 +133,10 @@ def _peaks_and_values(
     styles: list[dict[str, Any]] | None = None,
     inside: dict[str, Any] | None = None,
 ) -> None:
-    """Each bar's peak mark (a line ``half`` above and below its centre) and its value label, and the x range.
+    """Each bar's peak mark (a line ``half`` above and below its centre), its value label and the x range.
 
-    A label sits at the end of its bar, inside it in the ``inside`` style where that is given and the label fits
-    there; else right of the bar where it ends before the bar's peak mark, else right of the mark. The x axis
-    reaches far enough for every label to end inside the figure at ``width_in`` wide axes.
+    A label sits inside its bar's end (in the ``inside`` style, where given and it fits), else right of the bar
+    where it ends before the peak mark, else right of the mark; the x axis reaches far enough for every label.
     """
     marked = [v for v in values if v.peak is not None]
     if marked:
@@ -296,11 +295,7 @@ def summary_chart(data: Any = _USE_FILE) -> Figure:
 
 def sweep_chart(data: Any = _USE_FILE) -> Figure:
     """Per shape (a row each, its name above): each implementation as a ratio to that run's cuBLAS with its
-    interval; TFLOPS below, each point with a mark in its colour at the peak at its own clock.
-
-    The points of a row are a fifth of a line apart, too close for labels at phone width, so no point carries its
-    share of the peak in words.
-    """
+    interval; TFLOPS below, each point with a mark at the peak at its clock (points sit too close for labels)."""
     data = _data(data)
     runs = sorted((data or {}).get("sweep", []), key=lambda r: (math.prod(r["shape"].values()), results.shape_of(r)))
     fig, top = new_figure()
@@ -421,13 +416,9 @@ def _ratio_ticks(ax: Any, width_in: float) -> None:
 
 
 def replication_chart(data: Any = _USE_FILE) -> Figure:
-    """The replicated ladder, per step (over the previous version) and per version (against cuBLAS): each run's
-    median as a dot, the merged interval as a bar coloured by its verdict, and the band around 1.
-
-    A row a line high per implementation, its name on the left; ratios on a log axis, so that a 1.75x step and a
-    1% one read on one scale. With fewer than two runs there is nothing to compare, and the panel says so. Only
-    ratios here, so no tensor-core peak: a ratio of two throughputs has no hardware limit to mark.
-    """
+    """The replicated ladder, per step and per version against cuBLAS: each run's median as a dot, the merged
+    interval as a bar coloured by its verdict, and the band around 1, on a log axis so that a 1.75x step and a 1%
+    one read on one scale. With fewer than two runs there is nothing to compare, and the panel says so."""
     data = _data(data)
     fig, top = new_figure()
     ladder = results.ladder(data)

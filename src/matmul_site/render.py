@@ -189,9 +189,11 @@ def row_values(name: str, row: dict[str, Any], data: dict[str, Any]) -> Iterator
 def impl_values(data: dict[str, Any]) -> Iterator[tuple[str, str]]:
     """Each version's (and cuBLAS's) place in the sweep."""
     runs = results.sweep_runs(data)
+    named = {impl: impl for impl in [*versions.names(), results.CUBLAS]}
     measured = [v for v in versions.names() if results.ladder_row(data, v) is not None]
-    for impl in [*versions.names(), results.CUBLAS, *(["latest"] if measured else [])]:
-        name, impl = impl, measured[-1] if impl == "latest" else impl
+    if measured:
+        named["latest"] = measured[-1]
+    for name, impl in named.items():
         yield f"{name}.label", versions.label(impl)
         found = [r["rows"][impl]["ratio_to_cublas"] for r in runs if impl in r["rows"]]
         if found and impl != results.CUBLAS:
@@ -660,13 +662,7 @@ def warmup_record(data: Data) -> dict[str, Any] | None:
     if data is None:
         return None
     path = paths.RESULTS_DIR / "warmup" / f"{results.slug(data['gpu']['name'])}.json.gz"
-    return read_gzip_json(path, path.stat().st_mtime_ns) if path.is_file() else None
-
-
-@functools.lru_cache(maxsize=2)
-def read_gzip_json(path: Path, mtime_ns: int) -> dict[str, Any]:
-    """A gzip-compressed JSON file, read once per version of it (the values and the table both ask)."""
-    return json.loads(gzip.decompress(path.read_bytes()))
+    return json.loads(gzip.decompress(path.read_bytes())) if path.is_file() else None
 
 
 def warmup_values(data: dict[str, Any]) -> Iterator[tuple[str, str]]:
