@@ -170,8 +170,8 @@ def row_values(name: str, row: dict[str, Any], data: dict[str, Any]) -> Iterator
         yield f"{name}.step", numfmt.step_text(step)
         yield f"{name}.reversed", reversed_step(step)
         words, _, ratio = numfmt.step_text(step).partition(": ")
-        yield f"{name}.attempt", f"{words} over {versions.label(step['over'])}: {ratio}; " + (
-            "kept" if row.get("kept") else "not kept")  # fmt: skip
+        kept = "kept" if row.get("kept") else "not kept"
+        yield f"{name}.attempt", f"{words} over {versions.label(step['over'])}: {ratio}; {kept}"
     yield f"{name}.sm_clock", clock_text(row)
     yield f"{name}.power", power_text(row)
     peak = results.row_peak_tflops(data, row)
