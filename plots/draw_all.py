@@ -35,7 +35,7 @@ try:
     import matplotlib.pyplot as plt
 
     from matmul_data import paths, versions
-    from matmul_site import charts as chartlib
+    from matmul_site import chartkit, numfmt
 except ImportError as missing:
     sys.exit(f"cannot draw the charts ({missing}): {MISSING_STACK.format(root=ROOT)}")
 
@@ -53,7 +53,7 @@ def draw(name: str, out_dir: Path) -> Path:
     figures = [plt.figure(num) for num in plt.get_fignums()]
     if len(figures) != 1:
         raise RuntimeError(f"{name} drew {len(figures)} figures; a chart draws exactly one")
-    return chartlib.save(figures[0], out_dir / f"{name}.svg")
+    return chartkit.save(figures[0], out_dir / f"{name}.svg")
 
 
 def rerun_benchmark(extra: list[str]) -> int:
@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"the benchmark failed (exit status {status}); the charts were not redrawn", file=sys.stderr)
             return status
     source = paths.results_file()
-    print(f"results: {source if source else chartlib.NOT_MEASURED}")
+    print(f"results: {source if source else numfmt.NOT_MEASURED}")
     for script in scripts():
         print(f"  {draw(script, args.charts_dir)}")
     return 0

@@ -1,8 +1,5 @@
 """What every chart shares: style, colours, a figure with deterministic SVG output, the "not measured" panel,
-and the measured text layout that keeps every label readable on a phone.
-
-Nothing here imports torch, Tilus or CUDA. The charts themselves are in :mod:`matmul_site.charts`.
-"""
+and the measured text layout that keeps every label readable on a phone (the charts: :mod:`matmul_site.charts`)."""
 
 from __future__ import annotations
 
@@ -52,13 +49,8 @@ STYLE: dict[str, Any] = {
     "svg.hashsalt": "hopper-matmul",  # fixed element ids: the same bytes on every draw
     "svg.fonttype": "path",  # glyphs as paths: the chart looks the same whatever fonts the reader has
     "font.family": "DejaVu Sans",
-    "font.size": TEXT_PT,
+    "font.size": TEXT_PT,  # labels, ticks and legends are "medium": this size
     "axes.titlesize": TITLE_PT,
-    "axes.labelsize": TEXT_PT,
-    "xtick.labelsize": TEXT_PT,
-    "ytick.labelsize": TEXT_PT,
-    "legend.fontsize": TEXT_PT,
-    "legend.title_fontsize": TEXT_PT,
     "figure.facecolor": PANEL,
     "axes.facecolor": PANEL,
     "savefig.facecolor": PANEL,
@@ -75,6 +67,7 @@ STYLE: dict[str, Any] = {
 }
 
 
+LEGEND = dict(frameon=False, alignment="left", handlelength=1.6, columnspacing=0.9, borderaxespad=0.3)
 _TEXT_PATHS = TextToPath()
 
 
@@ -88,17 +81,11 @@ class DeterministicFigure(Figure):
         super().savefig(fname, *args, **kwargs)
 
 
-def new_figure(height: float = 3.6, rows: int = 1) -> tuple[Figure, Any]:
-    """A figure in the shared style, WIDTH_IN wide, with one axes (or a column of ``rows`` axes sharing x).
-
-    Charts size their height to their rows afterwards (:func:`fit`).
-    """
+def new_figure() -> tuple[Figure, Any]:
+    """A figure in the shared style, WIDTH_IN wide, with one axes; charts size it to their rows (:func:`fit`)."""
     plt.rcParams.update(STYLE)  # the plot directive resets rcParams before each script; set them again
-    fig = plt.figure(FigureClass=DeterministicFigure, figsize=(WIDTH_IN, height))
-    if rows == 1:
-        return fig, fig.add_subplot(1, 1, 1)
-    first = fig.add_subplot(rows, 1, 1)
-    return fig, [first] + [fig.add_subplot(rows, 1, i + 1, sharey=first) for i in range(1, rows)]
+    fig = plt.figure(FigureClass=DeterministicFigure, figsize=(WIDTH_IN, 3.6))
+    return fig, fig.add_subplot(1, 1, 1)
 
 
 def text_width_in(text: str, size: float = TEXT_PT, weight: str = "normal") -> float:
@@ -163,20 +150,13 @@ def legend_below(
             columns = tried
             break
     rows = -(-len(labels) // columns) + (1 if title else 0)
+    # At the top: the figure's own top; else inches from the bottom (the figure is sized to its rows afterwards).
+    if at_top:
+        loc, anchor, frame = "upper left", (0, 1), fig.transFigure
+    else:
+        loc, anchor, frame = "lower left", (0, above_in), fig.dpi_scale_trans
     fig.legend(
-        handles,
-        labels,
-        loc="upper left" if at_top else "lower left",
-        bbox_to_anchor=(0, 1) if at_top else (0, above_in),
-        # at the top: the figure's own top; else inches from the bottom (the figure is sized to its rows afterwards)
-        bbox_transform=fig.transFigure if at_top else fig.dpi_scale_trans,
-        ncol=columns,
-        frameon=False,
-        title=title,
-        alignment="left",
-        handlelength=1.6,
-        columnspacing=0.9,
-        borderaxespad=0.3,
+        handles, labels, loc=loc, bbox_to_anchor=anchor, bbox_transform=frame, ncol=columns, title=title, **LEGEND
     )
     return rows * LINE_IN * 1.12 + 0.15
 
@@ -184,16 +164,8 @@ def legend_below(
 def empty_panel(fig: Figure, ax: Any, message: str) -> Figure:
     """What a chart shows when the results file has nothing for it: the words, and no number."""
     ax.set_axis_off()
-    ax.text(
-        0.5,
-        0.5,
-        wrap(message, WIDTH_IN - 0.5, 13),
-        ha="center",
-        va="center",
-        fontsize=13,
-        color=MUTED,
-        transform=ax.transAxes,
-    )
+    words = wrap(message, WIDTH_IN - 0.5, 13)
+    ax.text(0.5, 0.5, words, ha="center", va="center", fontsize=13, color=MUTED, transform=ax.transAxes)
     fig.set_size_inches(WIDTH_IN, 1.6)
     return fig
 

@@ -1,17 +1,11 @@
-"""The charts, drawn from the results file (schema 3); each plot script in plots/ is one call of one function here.
+"""The charts, drawn from the results file; each plot script in plots/ is one call of one function here.
 
 One baseline per chart: the dashed cuBLAS line and every ratio are the cuBLAS of the same interleaved run.
-Every chart of TFLOPS also marks the hardware's limit for each bar or point: the tensor-core peak at the SM
-clock sampled inside that row's timed kernels (:func:`matmul_data.results.row_peak_tflops`), with a bar's
-share of it in its label; a row whose clock the results flag as suspect gets no mark, and its label says so.
-Charts of ratios only (the replication chart, the sweep's ratio panel) have no peak to mark.
-
-Every chart is drawn for a phone's width (:mod:`matmul_site.chartkit`): labels sit above their bars or beside
-short row names, never squeezed under a column, and the figure's height follows its rows. What a chart shows
-and which run it is from is its caption's job (written by :mod:`matmul_site.render`, under the chart on the page); how
-it was measured is the method page's. No file, or no run to draw, gives a panel that says "not measured yet" and
-no number. Nothing here imports torch, Tilus or CUDA; a chapter chart draws from a fresh run of its
-version when its page asks the benchmark for one (:mod:`matmul_bench.rerun`).
+Every chart of TFLOPS marks, for each bar or point, the tensor-core peak at the SM clock sampled while that row
+was timed (:func:`matmul_data.results.row_peak_tflops`), none where the clock is suspect; ratios have no peak.
+Charts are drawn for a phone's width (:mod:`matmul_site.chartkit`). What a chart shows is its caption's job
+(:mod:`matmul_site.render`), how it was measured the method page's; with nothing to draw it says "not measured
+yet" and shows no number. Nothing here imports torch, Tilus or CUDA.
 """
 
 from __future__ import annotations
@@ -48,24 +42,9 @@ from matmul_site.chartkit import (
     legend_below,
     lines_in,
     new_figure,
-    save,
     text_width_in,
     wrap,
 )
-
-__all__ = [
-    "NOT_MEASURED",
-    "PEAK_GID",
-    "PEAK_LABEL",
-    "SUSPECT_CLOCK",
-    "SUSPECT_KEY",
-    "replication_chart",
-    "save",
-    "steps_chart",
-    "summary_chart",
-    "sweep_chart",
-    "version_chart",
-]
 
 NOT_MEASURED = numfmt.NOT_MEASURED
 _USE_FILE = object()
@@ -73,11 +52,6 @@ _USE_FILE = object()
 
 def _data(data: Any) -> dict[str, Any] | None:
     return results.load_default() if data is _USE_FILE else data
-
-
-def _ladder_names() -> list[str]:
-    """Every version (measured or not) in order, then cuBLAS."""
-    return [*versions.names(), "cublas"]
 
 
 TEXT_WIDTH_IN = WIDTH_IN - PAD_IN - RIGHT_IN  # the axes' width, where labels go
@@ -116,6 +90,7 @@ def _labelled_rows(
 
 
 PEAK_GID = "peak-marks"  # every peak mark a chart draws carries this gid
+PEAK_TICK = {"linestyle": "none", "marker": "|", "markersize": 7, "markeredgewidth": 1.5}  # a point's peak mark
 PEAK_LABEL = "tensor-core peak at its SM clock (%: share of it)"
 SUSPECT_CLOCK = "clock suspect"  # a suspect row's label, after its TFLOPS
 SUSPECT_KEY = "no peak where the clock is suspect"  # the legend's line under the peak's, where a row is suspect
@@ -158,11 +133,10 @@ def _peaks_and_values(
     styles: list[dict[str, Any]] | None = None,
     inside: dict[str, Any] | None = None,
 ) -> None:
-    """Each bar's peak mark (a line ``half`` above and below its centre) and its value label, and the x range.
+    """Each bar's peak mark (a line ``half`` above and below its centre), its value label and the x range.
 
-    A label sits at the end of its bar, inside it in the ``inside`` style where that is given and the label fits
-    there; else right of the bar where it ends before the bar's peak mark, else right of the mark. The x axis
-    reaches far enough for every label to end inside the figure at ``width_in`` wide axes.
+    A label sits inside its bar's end (in the ``inside`` style, where given and it fits), else right of the bar
+    where it ends before the peak mark, else right of the mark; the x axis reaches far enough for every label.
     """
     marked = [v for v in values if v.peak is not None]
     if marked:
@@ -199,16 +173,21 @@ def _peaks_and_values(
             ax.text(at, value.y, value.text, va="center", bbox=_BEHIND_TEXT, **style)
 
 
-def _peak_key(marked: bool, suspect: bool, handle: Any = None, label: str = PEAK_LABEL) -> tuple[list[Any], list[str]]:
+def _peak_key(values: list[_Value], handle: Any = None, label: str = PEAK_LABEL) -> tuple[list[Any], list[str]]:
     """The legend's entries for the peak marks (none where nothing is marked), and a line for suspect clocks."""
     handles, labels = [], []
-    if marked:
+    if any(v.peak is not None for v in values):
         handles.append(handle or Line2D([], [], color=PEAK, linewidth=1.5))
         labels.append(label)
-    if suspect:
+    if any(v.suspect for v in values):
         handles.append(Line2D([], [], linestyle="none"))
         labels.append(SUSPECT_KEY)
     return handles, labels
+
+
+def _step_name(over: str, impl: str) -> str:
+    """A step by its two versions: "V4\u2192V5"."""
+    return f"{versions.label(over)}\u2192{versions.label(impl)}"
 
 
 def _cublas_line(ax: Any, tflops: float, label: str) -> None:
@@ -218,12 +197,8 @@ def _cublas_line(ax: Any, tflops: float, label: str) -> None:
 
 
 def version_chart(version: str, data: Any = _USE_FILE, rerun_on: str | None = None) -> Figure:
-    """Chapter chart: every version's TFLOPS, this one highlighted, earlier ones solid, later ones faint.
-
-    Each version's name and title sit above its bar, whole; across the bar, a mark at the tensor-core peak at
-    that version's clock, and right of it the version's TFLOPS and share of that peak. Drawn from the recorded
-    ladder, or from a fresh run of this version and cuBLAS on the GPU named by ``rerun_on``.
-    """
+    """Chapter chart: every version's TFLOPS, this one highlighted, earlier ones solid, later ones faint; drawn
+    from the recorded ladder, or from a fresh run of this version and cuBLAS on the GPU named by ``rerun_on``."""
     versions.get(version)  # VersionError (a ValueError) names the known versions
     data = _data(data)
     fig, ax = new_figure()
@@ -254,7 +229,7 @@ def version_chart(version: str, data: Any = _USE_FILE, rerun_on: str | None = No
     ratio = numfmt.ratio_text(rows[version]["ratio_to_cublas"])
     rerun_note = f" (rerun at build time on {rerun_on})" if rerun_on else ""
     top_in = _title(ax, f"{versions.label(version)}: {rows[version]['tflops']:.0f} TFLOPS, {ratio} cuBLAS{rerun_note}")
-    key = _peak_key(any(v.peak is not None for v in values), any(v.suspect for v in values))
+    key = _peak_key(values)
     legend_in = legend_below(fig, *key) if key[0] else 0.0
     bottom_in = _xlabel(ax, f"TFLOPS at {numfmt.shape_text(run['shape'])} (higher is better)") + legend_in
     fit(fig, [ax], [end * LINE_IN], top_in=top_in, bottom_in=bottom_in)
@@ -284,7 +259,7 @@ def summary_chart(data: Any = _USE_FILE) -> Figure:
     first, last = versions.label(versions.names()[0]), versions.label(versions.names()[-1])
     if run is None:
         return empty_panel(fig, ax, f"{first}\u2013{last}: {NOT_MEASURED}")
-    names = _ladder_names()
+    names = [*versions.names(), "cublas"]
     rows = run["rows"]
     values = []
     for y, name in enumerate(names):
@@ -294,7 +269,7 @@ def summary_chart(data: Any = _USE_FILE) -> Figure:
             continue
         ax.barh(y, row["tflops"], color=CUBLAS if name == "cublas" else HIGHLIGHT, height=0.7)
         values.append(_value(data, row, y))
-    handles, labels = _peak_key(any(v.peak is not None for v in values), any(v.suspect for v in values))
+    handles, labels = _peak_key(values)
     cublas = rows["cublas"]["tflops"]
     handles.append(ax.axvline(cublas, color=CUBLAS, linestyle="--", linewidth=1.1))
     labels.append(f"cuBLAS, same rounds ({cublas:.0f})")
@@ -318,26 +293,16 @@ def summary_chart(data: Any = _USE_FILE) -> Figure:
     return fig
 
 
-def _sweep_order(runs: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
-    runs = sorted(runs, key=lambda r: (math.prod(r["shape"].values()), results.shape_of(r)))
-    impls = sorted({i for r in runs for i in r["rows"]}, key=lambda n: (not versions.is_version_name(n), n))
-    return runs, impls
-
-
 def sweep_chart(data: Any = _USE_FILE) -> Figure:
     """Per shape (a row each, its name above): each implementation as a ratio to that run's cuBLAS with its
-    interval; TFLOPS below, each point with a mark in its colour at the peak at its own clock.
-
-    The ratio panel has no peak: a ratio to cuBLAS has no hardware limit to mark. The points of a row are a fifth
-    of a line apart, too close for labels at phone width, so no point carries its share of the peak in words.
-    """
+    interval; TFLOPS below, each point with a mark at the peak at its clock (points sit too close for labels)."""
     data = _data(data)
-    runs = [] if data is None else list(data.get("sweep", []))
+    runs = sorted((data or {}).get("sweep", []), key=lambda r: (math.prod(r["shape"].values()), results.shape_of(r)))
+    fig, top = new_figure()
     if not runs:
-        fig, ax = new_figure()
-        return empty_panel(fig, ax, f"Shape sweep: {NOT_MEASURED}")
-    fig, (top, bottom) = new_figure(rows=2)
-    runs, impls = _sweep_order(runs)
+        return empty_panel(fig, top, f"Shape sweep: {NOT_MEASURED}")
+    bottom = fig.add_subplot(2, 1, 2, sharey=top)
+    impls = sorted({i for r in runs for i in r["rows"]}, key=lambda n: (not versions.is_version_name(n), n))
     others = iter(OTHER_SERIES * 4)
     colours = {impl: SERIES.get(impl) or next(others) for impl in impls}
     markers = {impl: "o" if versions.is_version_name(impl) else "D" for impl in impls}
@@ -346,51 +311,26 @@ def sweep_chart(data: Any = _USE_FILE) -> Figure:
     band = max(BAR, step * len(impls))
     shapes = [numfmt.shape_text(r["shape"]) for r in runs]
     tops, centres, end = _labelled_rows(shapes, band, header=0.2, gap=0.3)
-    offset = {impl: step * (j - (len(impls) - 1) / 2) for j, impl in enumerate(impls)}
-    for impl in ours:
-        ys, med, err = [], [], [[], []]
-        for centre, r in zip(centres, runs, strict=True):
-            if impl in r["rows"]:
-                iv = r["rows"][impl]["ratio_to_cublas"]
-                ys.append(centre + offset[impl])
-                med.append(iv["median"])
-                err[0].append(iv["median"] - iv["low"])
-                err[1].append(iv["high"] - iv["median"])
-        top.errorbar(
-            med,
-            ys,
-            xerr=err,
-            fmt=markers[impl],
-            markersize=4,
-            capsize=2.5,
-            color=colours[impl],
-            label=versions.label(impl),
-        )
+    points: list[_Value] = []  # every point of the TFLOPS panel
+    reach: list[float] = []  # where that panel's points and peak marks are
+    for j, impl in enumerate(impls):
+        offset = step * (j - (len(impls) - 1) / 2)
+        found = [(c + offset, r["rows"][impl]) for c, r in zip(centres, runs, strict=True) if impl in r["rows"]]
+        look = {"color": colours[impl], "label": versions.label(impl)}
+        if impl != "cublas":
+            ratios = [row["ratio_to_cublas"] for _, row in found]
+            errors = [[iv["median"] - iv["low"] for iv in ratios], [iv["high"] - iv["median"] for iv in ratios]]
+            medians, ys = [iv["median"] for iv in ratios], [y for y, _ in found]
+            top.errorbar(medians, ys, xerr=errors, fmt=markers[impl], markersize=4, capsize=2.5, **look)
+        shown = [_value(data, row, y) for y, row in found]
+        dots = {"linestyle": "none", "marker": markers[impl], "markersize": 4.5}
+        bottom.plot([v.tflops for v in shown], [v.y for v in shown], **dots, **look)
+        marked = [v for v in shown if v.peak is not None]
+        bottom.plot([v.peak for v in marked], [v.y for v in marked], color=colours[impl], gid=PEAK_GID, **PEAK_TICK)
+        points += shown
+        reach += [v.tflops for v in shown] + [v.peak for v in marked]
     top.axvline(1.0, color=CUBLAS, linestyle="--", linewidth=1.1)
     top.margins(x=0.08)
-    reach: list[float] = []  # where the panel's points and peak marks are
-    marked = suspect = False  # whether a point's peak is marked; whether one is not, its clock being suspect
-    for impl in impls:
-        points = [
-            (c + offset[impl], r["rows"][impl]["tflops"], results.row_peak_tflops(data, r["rows"][impl]))
-            for c, r in zip(centres, runs, strict=True)
-            if impl in r["rows"]
-        ]
-        suspect |= any(r["rows"][impl].get("suspect") for r in runs if impl in r["rows"])
-        bottom.plot(
-            [p[1] for p in points],
-            [p[0] for p in points],
-            linestyle="none",
-            marker=markers[impl],
-            markersize=4.5,
-            color=colours[impl],
-            label=versions.label(impl),
-        )
-        peaks = [(p[0], p[2]) for p in points if p[2] is not None]
-        bottom.plot([p[1] for p in peaks], [p[0] for p in peaks], linestyle="none", marker="|", markersize=7,
-                    markeredgewidth=1.5, color=colours[impl], gid=PEAK_GID)  # fmt: skip
-        reach += [p[1] for p in points] + [p[1] for p in peaks]
-        marked |= bool(peaks)
     bottom.set_xlim(0, max(reach) * 1.08)
     for ax in (top, bottom):
         for y, shape in zip(tops, shapes, strict=True):
@@ -404,38 +344,27 @@ def sweep_chart(data: Any = _USE_FILE) -> Figure:
     handles = [Line2D([], [], linestyle="none", marker=markers[i], color=colours[i]) for i in ours]
     handles.append(Line2D([], [], color=CUBLAS, linestyle="--", marker=markers.get("cublas")))
     labels = [versions.label(i) for i in ours] + ["cuBLAS, same rounds"]
-    mark = Line2D([], [], linestyle="none", marker="|", markersize=7, markeredgewidth=1.5, color=INK)
-    key = _peak_key(marked, suspect, mark, "peak at each point's SM clock")
-    handles += key[0]
-    labels += key[1]
+    key = _peak_key(points, Line2D([], [], color=INK, **PEAK_TICK), "peak at each point's SM clock")
     # The key sits over the first panel: on a phone the ratios are read a screen above the TFLOPS panel's foot.
-    legend_in = legend_below(fig, handles, labels, at_top=True)
+    legend_in = legend_below(fig, handles + key[0], labels + key[1], at_top=True)
     bottom_in = _xlabel(bottom, "TFLOPS")
     fit(fig, [top, bottom], [end * LINE_IN] * 2, top_in=title_in + legend_in, bottom_in=bottom_in, gap_in=gap_in)
     return fig
 
 
 def steps_chart(data: Any = _USE_FILE) -> Figure:
-    """Waterfall of the ladder: each step a floating bar from the previous version's TFLOPS to its own.
-
-    The bar's colour is the step's verdict; the error bar is the step's interval applied to the
-    previous version's TFLOPS, and the label above the bar the paired step ratio with its interval. The mark
-    across a bar is the peak at the clock of the version it ends at, and the label right of it that version's
-    TFLOPS and share of that peak.
-    """
+    """Waterfall of the ladder: each step a bar from the previous version's TFLOPS to its own, coloured by its
+    verdict, with the step's interval applied to the previous version's TFLOPS as its error bar."""
     data = _data(data)
     fig, ax = new_figure()
     steps = results.ladder_steps(data)
     first, last = versions.label(versions.names()[0]), versions.label(versions.names()[-1])
     if not steps:
         return empty_panel(fig, ax, f"Steps {first}\u2013{last}: {NOT_MEASURED}")
-    rows = results.ladder(data)["rows"]
+    ladder = results.ladder(data)
+    rows = ladder["rows"]
     labels = [
-        wrap(
-            f"{versions.label(step['over'])}\u2192{versions.label(impl)}  {numfmt.ratio_text(step)}",
-            TEXT_WIDTH_IN,
-        )
-        for impl, step in steps
+        wrap(f"{_step_name(step['over'], impl)}  {numfmt.ratio_text(step)}", TEXT_WIDTH_IN) for impl, step in steps
     ]
     tops, centres, end = _labelled_rows(labels)
     values = []
@@ -457,11 +386,11 @@ def steps_chart(data: Any = _USE_FILE) -> Figure:
     band = data["method"].get("verdicts", {}).get("band", 0.0)
     title = f"verdict (replicated interval against 1 \u00b1 {100 * band:.1f}%)"
     legend_in = legend_below(fig, handles, list(VERDICT_COLOURS), title=title)
-    key = _peak_key(any(v.peak is not None for v in values), any(v.suspect for v in values))
+    key = _peak_key(values)
     if key[0]:
         legend_in += legend_below(fig, *key, above_in=legend_in) - 0.15
     top_in = _title(ax, "What each step bought")
-    bottom_in = _xlabel(ax, f"TFLOPS at {numfmt.shape_text(results.ladder(data)['shape'])}") + legend_in
+    bottom_in = _xlabel(ax, f"TFLOPS at {numfmt.shape_text(ladder['shape'])}") + legend_in
     fit(fig, [ax], [end * LINE_IN], top_in=top_in, bottom_in=bottom_in)
     return fig
 
@@ -487,13 +416,9 @@ def _ratio_ticks(ax: Any, width_in: float) -> None:
 
 
 def replication_chart(data: Any = _USE_FILE) -> Figure:
-    """The replicated ladder, per step (over the previous version) and per version (against cuBLAS): each run's
-    median as a dot, the merged interval as a bar coloured by its verdict, and the band around 1.
-
-    A row a line high per implementation, its name on the left; ratios on a log axis, so that a 1.75x step and a
-    1% one read on one scale. With fewer than two runs there is nothing to compare, and the panel says so. Only
-    ratios here, so no tensor-core peak: a ratio of two throughputs has no hardware limit to mark.
-    """
+    """The replicated ladder, per step and per version against cuBLAS: each run's median as a dot, the merged
+    interval as a bar coloured by its verdict, and the band around 1, on a log axis so that a 1.75x step and a 1%
+    one read on one scale. With fewer than two runs there is nothing to compare, and the panel says so."""
     data = _data(data)
     fig, top = new_figure()
     ladder = results.ladder(data)
@@ -504,15 +429,15 @@ def replication_chart(data: Any = _USE_FILE) -> Figure:
     runs = ladder["runs"]
     impls = [i for i in ladder["rows"] if i != results.CUBLAS]
     panels = (
-        (top, "step", "Step over the previous version", lambda i: f"{versions.label(ladder['rows'][i]['step']['over'])}"
-         f"\u2192{versions.label(i)}"),
+        (top, "step", "Step over the previous version", lambda i: _step_name(ladder["rows"][i]["step"]["over"], i)),
         (bottom, "ratio_to_cublas", "Against cuBLAS, same rounds", versions.label),
-    )  # fmt: skip
-    labels = {key: [name(i) for i in impls if ladder["rows"][i].get(key)] for _, key, _, name in panels}
+    )
+    rows = {key: [i for i in impls if ladder["rows"][i].get(key)] for _, key, _, _ in panels}
+    labels = {key: [name(i) for i in rows[key]] for _, key, _, name in panels}
     left_in = PAD_IN + max(text_width_in(t) for names in labels.values() for t in names) + 0.12
     heights, below = [], []
     for ax, key, what, _ in panels:
-        shown = [i for i in impls if ladder["rows"][i].get(key)]
+        shown = rows[key]
         merged = [ladder["rows"][impl][key] for impl in shown]
         colours = [VERDICT_COLOURS[results.verdict(m)] for m in merged]
         lows, highs = [m["low"] for m in merged], [m["high"] for m in merged]

@@ -31,8 +31,7 @@ def shape_text(shape: dict[str, int] | tuple[int, int, int]) -> str:
 
 
 def ratio_text(interval: dict[str, Any]) -> str:
-    """A ratio with its interval, "0.97× [0.96, 0.98]": two decimals everywhere. The verdict printed beside it is
-    the rule's (the interval against the band, :mod:`matmul_data.stats`), not the reader's rounding."""
+    """A ratio with its interval, "0.97× [0.96, 0.98]" (a verdict beside it is the rule's, not this rounding's)."""
     return f"{interval['median']:.2f}{TIMES} [{interval['low']:.2f}, {interval['high']:.2f}]"
 
 
@@ -52,8 +51,7 @@ def verdict_word(interval: dict[str, Any]) -> str:
 
 
 def step_text(interval: dict[str, Any]) -> str:
-    """A step by the rule: "pays: 1.04× [1.02, 1.06]", "costs: ...", "is within ±1.5%: ...", "is unresolved at
-    ±1.5%: ..."."""
+    """A step by the rule: "pays: 1.04× [1.02, 1.06]", "costs: ...", "is within ±1.5%: ..." or "is unresolved ..."."""
     return f"{words(STEP_WORDS, interval)}: {ratio_text(interval)}"
 
 
