@@ -13,16 +13,7 @@ from typing import Any
 
 from matmul_bench import aggregate, jobs, machine, ncu, replicate
 from matmul_bench.jobs import BenchmarkError, WrongResult
-from matmul_bench.plan import (
-    BENCH_SHAPE,
-    BUILD_JOBS,
-    QUICK_DIR,
-    TIMEOUT_S,
-    Plan,
-    RunSpec,
-    shape_text,
-    with_configs,
-)
+from matmul_bench.plan import BENCH_SHAPE, BUILD_JOBS, QUICK_DIR, TIMEOUT_S, Plan, RunSpec, shape_text, with_configs
 from matmul_data import paths, results
 
 DRAFT_DIR = paths.BUILD_DIR / "draft"  # a record from a tree that is not a clean commit goes here
@@ -231,14 +222,14 @@ def run_counters(plan: Plan, spec: RunSpec) -> dict[str, Any] | None:
     counters: dict[str, Any] = {}
     for impl in spec.impls:
         say(f"ncu {spec.name}: {impl.name}")
+        if not exe or not metrics:
+            say("  ncu not found (or it knows none of the metrics): counters recorded as null")
+            continue
         with tempfile.TemporaryDirectory(prefix="bench-ncu-") as tmp:
-            if not exe or not metrics:
-                say("  ncu not found (or it knows none of the metrics): counters recorded as null")
-                continue
-            single = replace(spec, impls=(impl,))
             log = Path(tmp) / "ncu.csv"
             try:
-                jobs.call_worker(job(plan, "profile", [single]), TIMEOUT_S, ncu.prefix(exe, metrics, log))
+                single = job(plan, "profile", [replace(spec, impls=(impl,))])
+                jobs.call_worker(single, TIMEOUT_S, ncu.prefix(exe, metrics, log))
                 counters[impl.name] = ncu.counters(log, metrics)
             except BenchmarkError as exc:
                 say(f"  ncu failed for {impl.name}, counters recorded as null: {exc}")
