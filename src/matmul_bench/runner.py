@@ -190,14 +190,14 @@ def run_plan(plan: Plan) -> int:
             answer = jobs.call_worker(job(plan, "time", specs, p), TIMEOUT_S)
             for result in answer["runs"]:
                 per_run[result["name"]].append(result)
-        runs = []
+        raw = []
         for spec in specs:
             counters = run_counters(plan, spec) if plan.ncu and spec.profile else None
-            samples["runs"].append({"spec": spec.to_json(), "processes": per_run[spec.name], "counters": counters})
-            runs.append(aggregate.make_run(spec, per_run[spec.name], run_id=run_id, date=date, git_commit=commit,
-                                           warmup_s=plan.settings.warmup_s, repeats=plan.settings.repeats, log=log_rel,
-                                           counters=counters))  # fmt: skip
-            for name, entry in runs[-1].get("peers_missing", {}).items():
+            raw.append({"spec": spec.to_json(), "processes": per_run[spec.name], "counters": counters})
+        samples["runs"] += raw
+        runs = aggregate.runs_from_samples({**samples, "runs": raw}, log_rel)  # what the raw samples give, exactly
+        for spec, run in zip(specs, runs, strict=True):
+            for name, entry in run.get("peers_missing", {}).items():
                 say(f"{section}: {name} could not run at {shape_text(spec.shape)}, recorded in peers_missing and "
                     f"left out: {missing_text(entry)}")  # fmt: skip
         data = merged_with(data, document(plan, probe, section, runs))

@@ -238,11 +238,11 @@ def tuned(kernel: Any) -> dict[str, Any]:
 
 def wrong_text(name: str, checks: list[dict[str, Any]]) -> str | None:
     """What the first failed check says, or None when every check passed."""
-    bad = [c for c in checks if not c["ok"]]
-    if not bad:
+    bad = next((c for c in checks if not c["ok"]), None)
+    if bad is None:
         return None
-    return (f"{name} is wrong at {'x'.join(map(str, bad[0]['shape']))}: {bad[0]['bad']} elements outside tolerance "
-            f"(max |err| {bad[0]['max_abs_err']:.3g})")  # fmt: skip
+    return (f"{name} is wrong at {'x'.join(map(str, bad['shape']))}: {bad['bad']} elements outside tolerance "
+            f"(max |err| {bad['max_abs_err']:.3g})")  # fmt: skip
 
 
 def missing_peer(backend: CudaBackend, impl: dict[str, Any], exc: Exception) -> dict[str, Any]:
