@@ -255,16 +255,6 @@ def make_plan(args: argparse.Namespace) -> Plan:
     return Plan(runs, settings, ncu, args.autotune, args.quick, args.out)
 
 
-def with_configs(plan: Plan, configs: dict[tuple[str, str, str], dict[str, Any]]) -> Plan:
-    """The plan with each unpinned kernel pinned to what its build chose, keyed (file, class, shape text)."""
-
-    def pin(impl: ImplSpec, shape: Shape) -> ImplSpec:
-        found = configs.get((impl.file or "", impl.cls or "", shape_text(shape)))
-        return replace(impl, config=found) if impl.config is None and found is not None else impl
-
-    return replace(plan, runs=tuple(replace(r, impls=tuple(pin(i, r.shape) for i in r.impls)) for r in plan.runs))
-
-
 def build_count(plan: Plan) -> int:
     """The distinct builds: Tilus compiles once per (file, class, config, N, K)."""
     return len({(i.file, i.cls, repr(i.config), s[1], s[2]) for r in plan.runs for s in (r.shape, *r.check_shapes)

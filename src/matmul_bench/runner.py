@@ -13,7 +13,7 @@ from typing import Any
 
 from matmul_bench import aggregate, jobs, machine, ncu, replicate
 from matmul_bench.jobs import BenchmarkError, WrongResult
-from matmul_bench.plan import BENCH_SHAPE, BUILD_JOBS, QUICK_DIR, TIMEOUT_S, Plan, RunSpec, shape_text, with_configs
+from matmul_bench.plan import BENCH_SHAPE, BUILD_JOBS, QUICK_DIR, TIMEOUT_S, ImplSpec, Plan, RunSpec, Shape, shape_text
 from matmul_data import paths, results
 
 DRAFT_DIR = paths.BUILD_DIR / "draft"  # a record from a tree that is not a clean commit goes here
@@ -46,7 +46,8 @@ def build_specs(plan: Plan) -> list[dict[str, Any]]:
 
 
 def build_and_check(plan: Plan) -> Plan:
-    """Build and check every kernel in parallel processes; the plan with each unpinned kernel's choice pinned."""
+    """Build and check every kernel in parallel processes; the plan with each unpinned kernel pinned to what its
+    build chose at each shape."""
     specs = build_specs(plan)
     answers = jobs.build_all(specs, 1 if plan.autotune else BUILD_JOBS, TIMEOUT_S, plan.autotune)
     configs, wrong, failed = {}, [], []
@@ -61,7 +62,12 @@ def build_and_check(plan: Plan) -> Plan:
         raise WrongResult("wrong results, nothing timed or written:\n  " + "\n  ".join(wrong))
     if failed:
         raise BenchmarkError("kernels failed to build:\n  " + "\n  ".join(failed))
-    return with_configs(plan, configs)
+
+    def pin(impl: ImplSpec, shape: Shape) -> ImplSpec:
+        found = configs.get((impl.file, impl.cls, shape_text(shape)))
+        return replace(impl, config=found) if impl.config is None and found is not None else impl
+
+    return replace(plan, runs=tuple(replace(r, impls=tuple(pin(i, r.shape) for i in r.impls)) for r in plan.runs))
 
 
 def method(plan: Plan) -> dict[str, Any]:
@@ -153,16 +159,12 @@ def missing_text(entry: dict[str, Any]) -> str:
     return f"{entry['version'] or 'not installed'}; {entry['error']}"
 
 
-def results_path(plan: Plan, gpu: str) -> Path:
-    """Where this record goes: --out, build/quick/<gpu>.json, or plots/results/<gpu>.json."""
-    return plan.out or (QUICK_DIR / f"{results.slug(gpu)}.json" if plan.quick else results.path_for_gpu(gpu))
-
-
 def run_plan(plan: Plan) -> int:
     """Run a whole record; each section is merged into the results file as soon as it is complete."""
     say("probe the GPU")
     probe = jobs.call_worker(job(plan, "probe", []), TIMEOUT_S)
-    gpu, out = probe["device"]["name"], results_path(plan, probe["device"]["name"])
+    gpu = probe["device"]["name"]
+    out = plan.out or (QUICK_DIR / f"{results.slug(gpu)}.json" if plan.quick else results.path_for_gpu(gpu))
     started = machine.utc_now()
     run_id, date = started.strftime("%Y-%m-%dT%H%M%SZ"), started.strftime("%Y-%m-%d")
     commit = plan.git_commit or machine.git_commit()
