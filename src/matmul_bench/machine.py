@@ -79,12 +79,10 @@ def software() -> dict[str, str]:
     """Versions of what the worker ran with (called inside a worker, where torch is imported)."""
     import torch
 
-    def version(package: str) -> str:
-        return package_version(package) or "not installed"
-
     cublas = next((v for v in map(package_version, CUBLAS_PACKAGES) if v), "unknown")
-    return {"cuda": torch.version.cuda or "none", "torch": torch.__version__, "tilus": version("tilus"),
-            "cublas": cublas, "python": platform.python_version()}  # fmt: skip
+    return {"cuda": torch.version.cuda or "none", "torch": torch.__version__,
+            "tilus": package_version("tilus") or "not installed", "cublas": cublas,
+            "python": platform.python_version()}  # fmt: skip
 
 
 class NoHopperGPU(RuntimeError):

@@ -67,9 +67,7 @@ def rotation(figure: dict[str, Any]) -> tuple[str, ...]:
 
 def efficiency(tflops: float, sm_clock_mhz: float | None, sm_count: int) -> float | None:
     """TFLOPS over the dense fp16 tensor-core peak at that clock (SMs x 4096 FLOP per clock)."""
-    if not sm_clock_mhz:
-        return None
-    return tflops / (sm_count * 4096 * sm_clock_mhz * 1e6 / 1e12)
+    return tflops / (sm_count * 4096 * sm_clock_mhz * 1e6 / 1e12) if sm_clock_mhz else None
 
 
 def is_suspect(impl: str, shape: dict[str, int], value: float | None) -> bool:

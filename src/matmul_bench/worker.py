@@ -364,9 +364,9 @@ def main(argv: Sequence[str]) -> int:
     try:
         answer, status = run_job(job)
     except machine.NoHopperGPU as exc:  # the message is the whole story: no traceback
-        answer, status = {"ok": False, "error": str(exc), "no_gpu": True, "runs": [], "checks": []}, 1
+        answer, status = {"error": str(exc), "no_gpu": True}, 1
     except Exception as exc:  # reported to the parent, with the traceback on stderr
         traceback.print_exc()
-        answer, status = {"ok": False, "error": f"{type(exc).__name__}: {exc}", "runs": [], "checks": []}, 1
+        answer, status = {"error": f"{type(exc).__name__}: {exc}"}, 1
     Path(argv[1]).write_text(json.dumps(answer), encoding="utf-8")
     return status
