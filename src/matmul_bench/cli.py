@@ -3,6 +3,7 @@ run, 2 bad usage (nothing runs), 3 a wrong result (nothing of it recorded)."""
 
 from __future__ import annotations
 
+import importlib
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
@@ -65,13 +66,7 @@ def execute(plan: Plan) -> int:
 
 def command(module: str, function: str = "main") -> Callable[[list[str]], int]:
     """A command that imports its module only when it runs."""
-
-    def run(argv: list[str]) -> int:
-        import importlib
-
-        return getattr(importlib.import_module(f"matmul_bench.{module}"), function)(argv)
-
-    return run
+    return lambda argv: getattr(importlib.import_module(f"matmul_bench.{module}"), function)(argv)
 
 
 # name -> (what it does and how long it takes, the function, arguments put before the user's)

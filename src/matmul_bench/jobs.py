@@ -54,16 +54,16 @@ def call_worker(job: dict[str, Any], timeout_s: float, prefix: Sequence[str] = (
     return answer
 
 
-def build(spec: dict[str, Any], timeout_s: float = 1800, autotune: bool = False) -> dict[str, Any]:
-    """One kernel spec built (and checked) in a fresh process; a failure comes back as {"ok": False, "error": ...}."""
-    try:
-        return call_worker({"mode": "build", "build": spec, "autotune": autotune}, timeout_s)
-    except BenchmarkError as exc:
-        return {"ok": False, "configs": {}, "checks": [], "error": str(exc)}
-
-
 def build_all(specs: Sequence[dict[str, Any]], jobs: int = 8, timeout_s: float = 1800,
               autotune: bool = False) -> list[dict[str, Any]]:  # fmt: skip
-    """Every spec ({file, cls, config, shapes, check, seed}) in its own process, ``jobs`` at a time, in order."""
+    """Every spec ({file, cls, config, shapes, check, seed}) built (and checked) in its own process, ``jobs`` at a
+    time, in order; a failure comes back as {"ok": False, "error": ...}."""
+
+    def build(spec: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return call_worker({"mode": "build", "build": spec, "autotune": autotune}, timeout_s)
+        except BenchmarkError as exc:
+            return {"ok": False, "configs": {}, "checks": [], "error": str(exc)}
+
     with ThreadPoolExecutor(max(1, jobs)) as pool:
-        return list(pool.map(lambda spec: build(spec, timeout_s, autotune), specs))
+        return list(pool.map(build, specs))

@@ -79,12 +79,10 @@ def software() -> dict[str, str]:
     """Versions of what the worker ran with (called inside a worker, where torch is imported)."""
     import torch
 
-    def version(package: str) -> str:
-        return package_version(package) or "not installed"
-
     cublas = next((v for v in map(package_version, CUBLAS_PACKAGES) if v), "unknown")
-    return {"cuda": torch.version.cuda or "none", "torch": torch.__version__, "tilus": version("tilus"),
-            "cublas": cublas, "python": platform.python_version()}  # fmt: skip
+    return {"cuda": torch.version.cuda or "none", "torch": torch.__version__,
+            "tilus": package_version("tilus") or "not installed", "cublas": cublas,
+            "python": platform.python_version()}  # fmt: skip
 
 
 class NoHopperGPU(RuntimeError):
@@ -150,20 +148,15 @@ def nvml_reader(uuid: str) -> Callable[[], Reading] | None:
         return None
     import pynvml
 
-    instant = getattr(pynvml, "NVML_FI_DEV_POWER_INSTANT", None)
-
-    def instant_power() -> float | None:
-        """The board's instantaneous power (drivers that report it), not the 1 s average of GetPowerUsage."""
-        (field,) = pynvml.nvmlDeviceGetFieldValues(handle, [instant])
-        return field.value.uiVal / 1000.0 if field.nvmlReturn == 0 and field.value.uiVal else None
-
     def read() -> Reading:
         clock = power = None
         with contextlib.suppress(Exception):
             clock = float(pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM))
+        # The board's instantaneous power where the driver reports it, not the 1 s average of GetPowerUsage.
         with contextlib.suppress(Exception):
-            power = instant_power() if instant is not None else None
-        if power is None:
+            (field,) = pynvml.nvmlDeviceGetFieldValues(handle, [pynvml.NVML_FI_DEV_POWER_INSTANT])
+            power = field.value.uiVal / 1000.0 if field.nvmlReturn == 0 else None
+        if not power:
             with contextlib.suppress(Exception):
                 power = pynvml.nvmlDeviceGetPowerUsage(handle) / 1000.0
         # A zero is NVML having no reading, not a measurement (and the results file takes positive numbers only).

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import re
 import shutil
@@ -50,30 +51,6 @@ def available_metrics(ncu: str) -> list[str]:
     return [m for m in wanted if m.split(".")[0] in known] if done.returncode == 0 else wanted
 
 
-def parse_csv(text: str, metrics: Sequence[str]) -> dict[str, float]:
-    """Metric values of the first profiled kernel in ``ncu --csv --page raw`` output."""
-    lines = text.splitlines()
-    start = next((i for i, line in enumerate(lines) if line.startswith('"') and any(m in line for m in metrics)), None)
-    if start is None:
-        return {}
-    rows = list(csv.reader(lines[start:]))
-    data = [row for row in rows[1:] if row and row[0].strip().isdigit()]
-    values: dict[str, float] = {}
-    for column, cell in zip(rows[0], data[0] if data else [], strict=False):
-        try:
-            if column in metrics:
-                values[column] = float(cell.replace(",", ""))
-        except ValueError:
-            continue
-    return values
-
-
-def counters_from_metrics(values: dict[str, float]) -> dict[str, Any] | None:
-    """The results file's counters from raw ncu values; None when ncu gave none of them."""
-    counters: dict[str, Any] = {c: next((values[m] for m in ms if m in values), None) for c, ms in NCU_METRICS.items()}
-    return None if all(v is None for v in counters.values()) else {**counters, "ncu_metrics": dict(values)}
-
-
 def prefix(ncu: str, metrics: Sequence[str], log: Path) -> list[str]:
     """What goes before a worker's command line: profile the one launch between profiler start and stop."""
     return [ncu, "--clock-control", "none", "--profile-from-start", "off", "--launch-count", "1",
@@ -81,6 +58,18 @@ def prefix(ncu: str, metrics: Sequence[str], log: Path) -> list[str]:
 
 
 def counters(log: Path, metrics: Sequence[str]) -> dict[str, Any] | None:
-    """The counters of the log ncu wrote; None when it measured nothing."""
-    text = log.read_text(errors="replace") if log.exists() else ""
-    return counters_from_metrics(parse_csv(text, metrics))
+    """The counters of the first profiled kernel in the log ncu wrote (``--csv --page raw``); None when it measured
+    none of them."""
+    lines = (log.read_text(errors="replace") if log.exists() else "").splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith('"') and any(m in line for m in metrics)), None)
+    if start is None:
+        return None
+    header, *rows = csv.reader(lines[start:])
+    first = next((row for row in rows if row and row[0].strip().isdigit()), [])
+    values: dict[str, float] = {}
+    for column, cell in zip(header, first, strict=False):
+        with contextlib.suppress(ValueError):
+            if column in metrics:
+                values[column] = float(cell.replace(",", ""))
+    found = {c: next((values[m] for m in ms if m in values), None) for c, ms in NCU_METRICS.items()}
+    return None if all(v is None for v in found.values()) else {**found, "ncu_metrics": values}

@@ -74,6 +74,4 @@ def build(impl: dict[str, Any], a: Any, b: Any, c: Any) -> Built:
     """The peer an ImplSpec of kind "triton" or "quack" names, built, compiled and (where asked) autotuned."""
     if impl["kind"] == "triton":
         return build_triton(a, b, c)
-    if impl["kind"] == "quack":
-        return build_quack(bool(impl["config"]["tuned"]), a, b, c)
-    raise ValueError(f"{impl['name']}: {impl['kind']!r} is not an optional peer's kind")
+    return build_quack(bool(impl["config"]["tuned"]), a, b, c)

@@ -4,20 +4,19 @@ from __future__ import annotations
 
 import argparse
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from matmul_bench import kernels
 from matmul_data import paths, versions
+from matmul_data.versions import CUBLAS, QUACK, QUACK_AUTOTUNED, TRITON
 
 Shape = tuple[int, int, int]
 
 STEPS_FILE = kernels.EXPERIMENTS_DIR / "steps.py"
 QUICK_DIR = paths.BUILD_DIR / "quick"
 BENCH_SHAPE: Shape = (8192, 8192, 8192)  # common.BENCH_SHAPE (a test holds them equal); planning imports no torch
-CUBLAS = versions.CUBLAS
-TRITON, QUACK, QUACK_AUTOTUNED = versions.TRITON, versions.QUACK, versions.QUACK_AUTOTUNED
 TORCH_COMPILE_MODE = "max-autotune-no-cudagraphs"  # a graph replay would copy inputs it did not allocate
 # The Triton row: GEMM autotuning among Inductor's Triton templates only (never cuBLAS), persistent TMA ones included.
 TRITON_INDUCTOR_CONFIG: dict[str, Any] = {"max_autotune_gemm_backends": "TRITON",
@@ -69,11 +68,6 @@ class ImplSpec:
     cls: str | None = None
     config: dict[str, Any] | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        """The spec as a job or a raw-sample file holds it."""
-        return {"name": self.name, "kind": self.kind, "title": self.title, "file": self.file, "cls": self.cls,
-                "config": self.config}  # fmt: skip
-
 
 @dataclass(frozen=True)
 class RunSpec:
@@ -92,17 +86,13 @@ class RunSpec:
 
     def to_json(self) -> dict[str, Any]:
         """Everything the runs are computed from, for the jobs and the raw-sample file."""
-        return {"section": self.section, "name": self.name, "shape": list(self.shape),
-                "impls": [i.to_json() for i in self.impls], "step_over": dict(self.step_over),
-                "check_shapes": [list(s) for s in self.check_shapes], "after": self.after, "title": self.title,
-                "kept": dict(self.kept), "profile": self.profile}  # fmt: skip
+        return asdict(self)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RunSpec:
         """The inverse of :meth:`to_json`."""
-        return cls(data["section"], data["name"], tuple(data["shape"]), tuple(ImplSpec(**i) for i in data["impls"]),
-                   dict(data["step_over"]), tuple(tuple(s) for s in data["check_shapes"]), data["after"],
-                   data["title"], dict(data["kept"]), bool(data.get("profile")))  # fmt: skip
+        impls, checks = tuple(ImplSpec(**i) for i in data["impls"]), tuple(map(tuple, data["check_shapes"]))
+        return cls(**{**data, "shape": tuple(data["shape"]), "impls": impls, "check_shapes": checks})
 
 
 @dataclass(frozen=True)
@@ -226,16 +216,15 @@ def steps_runs(names: str, path: Path) -> tuple[RunSpec, ...]:
             if not found:
                 raise UsageError(f"variant file {file!r} is in neither {path.parent} nor {kernels.KERNEL_DIR}")
             impls.append(ImplSpec(variant, "kernel", change, str(found[0].resolve()), cls, config and dict(config)))
-        baseline = run.get("baseline")
-        over = {v: run.get("over", {}).get(v, baseline) for v in run["variants"]}
+        over = {v: run.get("over", {}).get(v, run.get("baseline")) for v in run["variants"]}
         if any(o is not None and o not in run["variants"] for o in over.values()):
             raise UsageError(f"steps run {name!r}: its baseline and 'over' must name its own variants")
         shape = tuple(run.get("shape", BENCH_SHAPE))
-        checks = tuple((m, shape[1], shape[2]) for m in (1000, 1100))  # ragged and odd tile rows
-        out.append(RunSpec("steps", name, shape, (*impls, PEER_SPECS[CUBLAS]), {v: o for v, o in over.items()
-                           if o and v != o}, checks, run["after"], run["title"],
-                           {v: v in run.get("kept", ()) for v in run["variants"]},
-                           bool(run.get("profile"))))  # fmt: skip
+        out.append(RunSpec("steps", name, shape, (*impls, PEER_SPECS[CUBLAS]),
+                           step_over={v: o for v, o in over.items() if o and v != o},
+                           check_shapes=tuple((m, shape[1], shape[2]) for m in (1000, 1100)),  # ragged, odd tile rows
+                           after=run["after"], title=run["title"], profile=bool(run.get("profile")),
+                           kept={v: v in run.get("kept", ()) for v in run["variants"]}))  # fmt: skip
     return tuple(out)
 
 
@@ -266,16 +255,6 @@ def make_plan(args: argparse.Namespace) -> Plan:
     return Plan(runs, settings, ncu, args.autotune, args.quick, args.out)
 
 
-def with_configs(plan: Plan, configs: dict[tuple[str, str, str], dict[str, Any]]) -> Plan:
-    """The plan with each unpinned kernel pinned to what its build chose, keyed (file, class, shape text)."""
-
-    def pin(impl: ImplSpec, shape: Shape) -> ImplSpec:
-        found = configs.get((impl.file or "", impl.cls or "", shape_text(shape)))
-        return replace(impl, config=found) if impl.config is None and found is not None else impl
-
-    return replace(plan, runs=tuple(replace(r, impls=tuple(pin(i, r.shape) for i in r.impls)) for r in plan.runs))
-
-
 def build_count(plan: Plan) -> int:
     """The distinct builds: Tilus compiles once per (file, class, config, N, K)."""
     return len({(i.file, i.cls, repr(i.config), s[1], s[2]) for r in plan.runs for s in (r.shape, *r.check_shapes)
@@ -292,7 +271,7 @@ def process_s(plan: Plan, runs: list[RunSpec]) -> float:
         call_s = 2.0 * m * n * k / (SUSTAINED_TFLOPS * 1e12) + 2e-4  # plus the L2 flush and the launch
         total += s.rounds * len(run.impls) * (s.warmup_s + s.repeats * call_s)
         for impl in run.impls:
-            total += TORCH_COMPILE_S if impl.kind in ("torch-compile", "triton") else 0.0
+            total += TORCH_COMPILE_S if impl.kind == "triton" else 0.0
             total += (QUACK_AUTOTUNE_S if (impl.config or {}).get("tuned") else QUACK_S) if impl.kind == "quack" else 0
     return total
 

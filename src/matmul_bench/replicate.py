@@ -55,15 +55,6 @@ def bootstrap(runs: Sequence[Sequence[Sequence[float]]], confidence: float, *, s
     return float(np.quantile(medians, tail)), float(np.quantile(medians, 1.0 - tail))
 
 
-def merged_interval(samples: Sequence[Sequence[Sequence[float]]], run_medians: Sequence[float],
-                    confidence: float) -> dict[str, float]:  # fmt: skip
-    """Median of every per-round ratio, and the runs-first interval widened to hold each run's median."""
-    pooled = [x for run in samples for process in run for x in process]
-    median = float(statistics.median(pooled))
-    low, high = bootstrap(samples, confidence)
-    return {"median": median, "low": min(low, median, *run_medians), "high": max(high, median, *run_medians)}
-
-
 def verdict(interval: dict[str, float], band: float) -> dict[str, Any]:
     """The verdict fields an interval gets: the rule's word (stats.band_verdict) and the band it was taken against."""
     return {"verdict": stats.band_verdict(interval, band), "band": band}
@@ -76,9 +67,7 @@ def rotation(figure: dict[str, Any]) -> tuple[str, ...]:
 
 def efficiency(tflops: float, sm_clock_mhz: float | None, sm_count: int) -> float | None:
     """TFLOPS over the dense fp16 tensor-core peak at that clock (SMs x 4096 FLOP per clock)."""
-    if not sm_clock_mhz:
-        return None
-    return tflops / (sm_count * 4096 * sm_clock_mhz * 1e6 / 1e12)
+    return tflops / (sm_count * 4096 * sm_clock_mhz * 1e6 / 1e12) if sm_clock_mhz else None
 
 
 def is_suspect(impl: str, shape: dict[str, int], value: float | None) -> bool:
@@ -148,16 +137,17 @@ def merge_figure(figure: dict[str, Any], confidence: float, band: float, sm_coun
 
 
 def merged_ratio(rows: list[dict[str, Any]], key: str, confidence: float) -> dict[str, float]:
-    """One merged interval; a figure whose runs lack their samples (one old run) keeps that run's interval."""
-    if any(key not in r for r in rows):
-        raise ValueError(f"every run of a figure needs {key!r}")
+    """The median of every per-round ratio, and the runs-first interval widened to hold each run's median; a figure
+    whose runs lack their samples (one old run) keeps that run's interval."""
     medians = [r[key]["median"] for r in rows]
     samples = [r.get("samples", {}).get(key) for r in rows]
     if len(rows) == 1 and samples[0] is None:
         return {part: rows[0][key][part] for part in ("median", "low", "high")}
     if any(s is None for s in samples):
         raise ValueError(f"runs of one figure must all carry their per-round {key} samples to be merged")
-    return merged_interval(samples, medians, confidence)
+    median = float(statistics.median(x for run in samples for process in run for x in process))
+    low, high = bootstrap(samples, confidence)
+    return {"median": median, "low": min(low, median, *medians), "high": max(high, median, *medians)}
 
 
 def figures(data: dict[str, Any]) -> list[dict[str, Any]]:
@@ -220,47 +210,34 @@ def merge_file(existing: dict[str, Any] | None, new: dict[str, Any]) -> dict[str
     if existing is not None:
         same_cublas = existing.get("software", {}).get("cublas") == new.get("software", {}).get("cublas")
         old, fresh = keyed(existing), keyed(new)
-        for section, index, figure in places(merged):
-            key = figure_key(section, figure)
-            if key in fresh and key in old:
-                joined = add_run(old[key], fresh[key], same_cublas)
-                if section == "ladder":
-                    merged["ladder"] = joined
-                else:
-                    merged[section][index] = joined
+
+        def joined(section: str, figure: dict[str, Any]) -> dict[str, Any]:
+            key = (section, results.run_key(section, figure))
+            return add_run(old[key], fresh[key], same_cublas) if key in old and key in fresh else figure
+
+        if merged.get("ladder"):
+            merged["ladder"] = joined("ladder", merged["ladder"])
+        for section in ("sweep", "steps"):
+            merged[section] = [joined(section, figure) for figure in merged[section]]
     return remerge(merged)
 
 
-def figure_key(section: str, figure: dict[str, Any]) -> tuple[Any, ...]:
-    """What identifies a figure across records: its section and shape, and a steps table's after and title."""
-    shape = (figure["shape"]["m"], figure["shape"]["n"], figure["shape"]["k"])
-    return (section, figure.get("after"), figure.get("title"), shape) if section == "steps" else (section, shape)
-
-
-def places(data: dict[str, Any]) -> list[tuple[str, int, dict[str, Any]]]:
-    """(section, index, figure) of every figure of a file."""
-    found = [("ladder", 0, data["ladder"])] if data.get("ladder") else []
-    return found + [(s, i, f) for s in ("sweep", "steps") for i, f in enumerate(data.get(s, []))]
-
-
 def keyed(data: dict[str, Any]) -> dict[tuple[Any, ...], dict[str, Any]]:
-    """Every figure of a file by its key."""
-    return {figure_key(section, figure): figure for section, _, figure in places(data)}
+    """Every figure of a file by its section and its key there (results.run_key)."""
+    placed = [("ladder", data["ladder"])] if data.get("ladder") else []
+    placed += [(section, figure) for section in ("sweep", "steps") for figure in data.get(section, [])]
+    return {(section, results.run_key(section, figure)): figure for section, figure in placed}
 
 
-def add_run(existing: dict[str, Any] | None, new_figure: dict[str, Any], same_cublas: bool = True) -> dict[str, Any]:
+def add_run(existing: dict[str, Any], new_figure: dict[str, Any], same_cublas: bool = True) -> dict[str, Any]:
     """A new run joins the figure it measures again (same rotation and method), else starts one that keeps the
     cuBLAS kernel named at its shape unless cuBLAS itself changed (``same_cublas`` false)."""
     run = new_figure["runs"][0]
-    if (
-        existing is not None
-        and rotation(existing) == rotation(new_figure)
-        and all(
-            r.get("method") == METHOD_VERSION and r.get("warmup_s") == run.get("warmup_s") for r in existing["runs"]
-        )  # fmt: skip
+    if rotation(existing) == rotation(new_figure) and all(
+        r.get("method") == METHOD_VERSION and r.get("warmup_s") == run.get("warmup_s") for r in existing["runs"]
     ):
         return {**copy.deepcopy(existing), "runs": [*copy.deepcopy(existing["runs"]), copy.deepcopy(run)]}
     fresh = copy.deepcopy(new_figure)
-    if same_cublas and existing is not None and existing.get("cublas_kernel") and not fresh.get("cublas_kernel"):
+    if same_cublas and existing.get("cublas_kernel") and not fresh.get("cublas_kernel"):
         fresh["cublas_kernel"] = copy.deepcopy(existing["cublas_kernel"])
     return fresh

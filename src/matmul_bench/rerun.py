@@ -1,14 +1,8 @@
-"""Opt-in: a chapter chart reruns its own version and cuBLAS at build time, on a Hopper GPU.
-
-    HOPPER_MATMUL_RERUN_CHARTS=1 nox -s docs
-
-With the variable set, each chapter's chart (the plot directive on its page calls
-``charts.version_chart("vN", *rerun.ladder_for("vN"))``) first runs the benchmark in a subprocess, quick and
-interleaved, for vN and cuBLAS only, into ``build/rerun/vN.json``, then draws from that file; its
-title says it was rerun at build time and on which GPU. Where there is no Hopper GPU (asked
-of ``nvidia-smi``, and only when the variable is set) or the benchmark fails, one line says why
-and the chart draws from the recorded file. Without the variable nothing here runs: the build
-never touches CUDA.
+"""Opt-in, ``HOPPER_MATMUL_RERUN_CHARTS=1 nox -s docs``: each chapter's chart (its page calls
+``charts.version_chart("vN", *rerun.ladder_for("vN"))``) first reruns vN and cuBLAS, quick and interleaved, into
+``build/rerun/vN.json`` on a Hopper GPU, draws from that and says so. Where there is none (asked of ``nvidia-smi``)
+or the benchmark fails, one line says why and the chart draws from the recorded file. Without the variable nothing
+here runs: the build never touches CUDA.
 """
 
 from __future__ import annotations
@@ -37,10 +31,6 @@ class Rerun:
     data: dict[str, Any] | None
     gpu: str | None
     reason: str | None
-
-
-def requested() -> bool:
-    return os.environ.get(ENV, "") == "1"
 
 
 def command(version: str, out: Path) -> list[str]:
@@ -101,7 +91,7 @@ def _say(version: str, reason: str) -> None:
 def ladder_for(version: str) -> tuple[dict[str, Any] | None, str | None]:
     """(data the chapter chart draws from, GPU name when it was rerun at build time, else None)."""
     recorded = results.load_default()
-    if not requested():
+    if os.environ.get(ENV, "") != "1":
         return recorded, None
     run = fresh(version)
     if run.data is None:

@@ -13,16 +13,7 @@ from typing import Any
 
 from matmul_bench import aggregate, jobs, machine, ncu, replicate
 from matmul_bench.jobs import BenchmarkError, WrongResult
-from matmul_bench.plan import (
-    BENCH_SHAPE,
-    BUILD_JOBS,
-    QUICK_DIR,
-    TIMEOUT_S,
-    Plan,
-    RunSpec,
-    shape_text,
-    with_configs,
-)
+from matmul_bench.plan import BENCH_SHAPE, BUILD_JOBS, QUICK_DIR, TIMEOUT_S, ImplSpec, Plan, RunSpec, Shape, shape_text
 from matmul_data import paths, results
 
 DRAFT_DIR = paths.BUILD_DIR / "draft"  # a record from a tree that is not a clean commit goes here
@@ -55,7 +46,8 @@ def build_specs(plan: Plan) -> list[dict[str, Any]]:
 
 
 def build_and_check(plan: Plan) -> Plan:
-    """Build and check every kernel in parallel processes; the plan with each unpinned kernel's choice pinned."""
+    """Build and check every kernel in parallel processes; the plan with each unpinned kernel pinned to what its
+    build chose at each shape."""
     specs = build_specs(plan)
     answers = jobs.build_all(specs, 1 if plan.autotune else BUILD_JOBS, TIMEOUT_S, plan.autotune)
     configs, wrong, failed = {}, [], []
@@ -70,7 +62,12 @@ def build_and_check(plan: Plan) -> Plan:
         raise WrongResult("wrong results, nothing timed or written:\n  " + "\n  ".join(wrong))
     if failed:
         raise BenchmarkError("kernels failed to build:\n  " + "\n  ".join(failed))
-    return with_configs(plan, configs)
+
+    def pin(impl: ImplSpec, shape: Shape) -> ImplSpec:
+        found = configs.get((impl.file, impl.cls, shape_text(shape)))
+        return replace(impl, config=found) if impl.config is None and found is not None else impl
+
+    return replace(plan, runs=tuple(replace(r, impls=tuple(pin(i, r.shape) for i in r.impls)) for r in plan.runs))
 
 
 def method(plan: Plan) -> dict[str, Any]:
@@ -162,16 +159,12 @@ def missing_text(entry: dict[str, Any]) -> str:
     return f"{entry['version'] or 'not installed'}; {entry['error']}"
 
 
-def results_path(plan: Plan, gpu: str) -> Path:
-    """Where this record goes: --out, build/quick/<gpu>.json, or plots/results/<gpu>.json."""
-    return plan.out or (QUICK_DIR / f"{results.slug(gpu)}.json" if plan.quick else results.path_for_gpu(gpu))
-
-
 def run_plan(plan: Plan) -> int:
     """Run a whole record; each section is merged into the results file as soon as it is complete."""
     say("probe the GPU")
     probe = jobs.call_worker(job(plan, "probe", []), TIMEOUT_S)
-    gpu, out = probe["device"]["name"], results_path(plan, probe["device"]["name"])
+    gpu = probe["device"]["name"]
+    out = plan.out or (QUICK_DIR / f"{results.slug(gpu)}.json" if plan.quick else results.path_for_gpu(gpu))
     started = machine.utc_now()
     run_id, date = started.strftime("%Y-%m-%dT%H%M%SZ"), started.strftime("%Y-%m-%d")
     commit = plan.git_commit or machine.git_commit()
@@ -199,14 +192,14 @@ def run_plan(plan: Plan) -> int:
             answer = jobs.call_worker(job(plan, "time", specs, p), TIMEOUT_S)
             for result in answer["runs"]:
                 per_run[result["name"]].append(result)
-        runs = []
+        raw = []
         for spec in specs:
             counters = run_counters(plan, spec) if plan.ncu and spec.profile else None
-            samples["runs"].append({"spec": spec.to_json(), "processes": per_run[spec.name], "counters": counters})
-            runs.append(aggregate.make_run(spec, per_run[spec.name], run_id=run_id, date=date, git_commit=commit,
-                                           warmup_s=plan.settings.warmup_s, repeats=plan.settings.repeats, log=log_rel,
-                                           counters=counters))  # fmt: skip
-            for name, entry in runs[-1].get("peers_missing", {}).items():
+            raw.append({"spec": spec.to_json(), "processes": per_run[spec.name], "counters": counters})
+        samples["runs"] += raw
+        runs = aggregate.runs_from_samples({**samples, "runs": raw}, log_rel)  # what the raw samples give, exactly
+        for spec, run in zip(specs, runs, strict=True):
+            for name, entry in run.get("peers_missing", {}).items():
                 say(f"{section}: {name} could not run at {shape_text(spec.shape)}, recorded in peers_missing and "
                     f"left out: {missing_text(entry)}")  # fmt: skip
         data = merged_with(data, document(plan, probe, section, runs))
@@ -231,14 +224,14 @@ def run_counters(plan: Plan, spec: RunSpec) -> dict[str, Any] | None:
     counters: dict[str, Any] = {}
     for impl in spec.impls:
         say(f"ncu {spec.name}: {impl.name}")
+        if not exe or not metrics:
+            say("  ncu not found (or it knows none of the metrics): counters recorded as null")
+            continue
         with tempfile.TemporaryDirectory(prefix="bench-ncu-") as tmp:
-            if not exe or not metrics:
-                say("  ncu not found (or it knows none of the metrics): counters recorded as null")
-                continue
-            single = replace(spec, impls=(impl,))
             log = Path(tmp) / "ncu.csv"
             try:
-                jobs.call_worker(job(plan, "profile", [single]), TIMEOUT_S, ncu.prefix(exe, metrics, log))
+                single = job(plan, "profile", [replace(spec, impls=(impl,))])
+                jobs.call_worker(single, TIMEOUT_S, ncu.prefix(exe, metrics, log))
                 counters[impl.name] = ncu.counters(log, metrics)
             except BenchmarkError as exc:
                 say(f"  ncu failed for {impl.name}, counters recorded as null: {exc}")

@@ -1,9 +1,8 @@
 """One fresh worker process: ``python -m matmul_bench worker JOB.json ANSWER.json`` (started by :mod:`.jobs`).
 
-A job's mode: "probe" (the GPU and software), "build" (one kernel built, and checked, at its shapes), "time"
-(every impl of its runs checked against float64 with C poisoned by NaN, then timed in rounds of alternating
-order) or "profile" (one launch, for ncu). A wrong result of ours exits with WRONG_RESULT before any timing;
-an optional peer that cannot run, or is wrong, is left out and reported in its run's ``missing``.
+A job's mode: "probe", "build" (one kernel at its shapes), "time" (every impl checked, then timed in rounds) or
+"profile" (one launch, for ncu). A wrong result of ours exits with WRONG_RESULT before any timing; an optional peer
+that cannot run, or is wrong, is left out and reported in its run's ``missing``.
 """
 
 from __future__ import annotations
@@ -39,9 +38,7 @@ class Prepared:
 @dataclass
 class Timing:
     """One implementation's turn in a round: the median timed call, the host-time span whose NVML readings describe
-    its loop (from halfway through the warm-up to the last timed call), and the share of that loop spent in its
-    kernels (the rest is the L2 flush and launch gaps): a clock or power is the kernel's only where that share is
-    high (:data:`BUSY_MIN`)."""
+    its loop, and the share of that loop spent in its kernels (the rest is the L2 flush and launch gaps)."""
 
     ms: float
     span: machine.Span
@@ -163,21 +160,9 @@ class CudaBackend:
 
 FAKE_DEVICE = {"name": "NVIDIA H200", "sm_count": 132, "compute_capability": "9.0", "memory_gb": 139.8, "uuid": "",
                "driver": "580.159.04", "sm_max": 1980.0, "mem_max": 3201.0, "power_limit_w": 700.0}  # fmt: skip
-FAKE_MS = {
-    "v0": 3.5,
-    "v1": 2.0,
-    "v2": 1.9,
-    "v3": 1.9,
-    "v4": 1.65,
-    "v5": 1.7,
-    "v6": 1.6,
-    "v7": 1.55,
-    "v8": 1.5,
-    "cublas": 1.5,
-    "triton-templates": 1.58,
-    "quack": 1.45,
-    "quack-autotuned": 1.42,
-}  # fmt: skip  (8192^3; others 1.6)
+# The fake's milliseconds at 8192^3 (others 1.6).
+FAKE_MS = {"v0": 3.5, "v1": 2.0, "v2": 1.9, "v3": 1.9, "v4": 1.65, "v5": 1.7, "v6": 1.6, "v7": 1.55, "v8": 1.5,
+           "cublas": 1.5, "triton-templates": 1.58, "quack": 1.45, "quack-autotuned": 1.42}  # fmt: skip
 FAKE_TAU_S = 0.05  # how fast the fake GPU's power state follows the running impl (made up)
 FAKE_POWER_EFFECT = 0.2  # relative speed per unit of power-state difference
 
@@ -253,11 +238,11 @@ def tuned(kernel: Any) -> dict[str, Any]:
 
 def wrong_text(name: str, checks: list[dict[str, Any]]) -> str | None:
     """What the first failed check says, or None when every check passed."""
-    bad = [c for c in checks if not c["ok"]]
-    if not bad:
+    bad = next((c for c in checks if not c["ok"]), None)
+    if bad is None:
         return None
-    return (f"{name} is wrong at {'x'.join(map(str, bad[0]['shape']))}: {bad[0]['bad']} elements outside tolerance "
-            f"(max |err| {bad[0]['max_abs_err']:.3g})")  # fmt: skip
+    return (f"{name} is wrong at {'x'.join(map(str, bad['shape']))}: {bad['bad']} elements outside tolerance "
+            f"(max |err| {bad['max_abs_err']:.3g})")  # fmt: skip
 
 
 def missing_peer(backend: CudaBackend, impl: dict[str, Any], exc: Exception) -> dict[str, Any]:
@@ -278,11 +263,12 @@ def prepare_run(backend: CudaBackend, run: dict[str, Any]) -> tuple[dict[str, Pr
     shape, prepared = tuple(run["shape"]), {}
     answer: dict[str, Any] = {"name": run["name"], "checks": {}, "configs": {}, "titles": {}, "missing": {}}
     for impl in run["impls"]:
-        print(f"  {run['name']}: building {impl['name']}", file=sys.stderr, flush=True)
+        name = impl["name"]
+        print(f"  {run['name']}: building {name}", file=sys.stderr, flush=True)
         try:
             p = backend.prepare(impl, shape)
             found = [dict(p.check(s), shape=list(s)) for s in (shape, *map(tuple, run["check_shapes"]))]
-            wrong = wrong_text(impl["name"], found)
+            wrong = wrong_text(name, found)
             if wrong and impl["kind"] in PEER_PACKAGES:
                 raise CheckFailed(f"{wrong}; not timed")
         except Exception as exc:
@@ -290,12 +276,11 @@ def prepare_run(backend: CudaBackend, run: dict[str, Any]) -> tuple[dict[str, Pr
                 raise
             if not isinstance(exc, (ImportError, CheckFailed)):  # those say it all; a failed build needs its trace
                 traceback.print_exc()
-            answer["missing"][impl["name"]] = missing_peer(backend, impl, exc)
-            print(f"  {impl['name']} cannot run: {answer['missing'][impl['name']]['error']}", file=sys.stderr)
+            answer["missing"][name] = missing_peer(backend, impl, exc)
+            print(f"  {name} cannot run: {answer['missing'][name]['error']}", file=sys.stderr)
             continue
-        prepared[impl["name"]] = p
-        answer["checks"][impl["name"]], answer["configs"][impl["name"]] = found, p.config
-        answer["titles"][impl["name"]] = p.title
+        prepared[name] = p
+        answer["checks"][name], answer["configs"][name], answer["titles"][name] = found, p.config, p.title
         if wrong:
             return prepared, answer, f"{wrong}; nothing was timed"
     return prepared, answer, None
@@ -379,9 +364,9 @@ def main(argv: Sequence[str]) -> int:
     try:
         answer, status = run_job(job)
     except machine.NoHopperGPU as exc:  # the message is the whole story: no traceback
-        answer, status = {"ok": False, "error": str(exc), "no_gpu": True, "runs": [], "checks": []}, 1
+        answer, status = {"error": str(exc), "no_gpu": True}, 1
     except Exception as exc:  # reported to the parent, with the traceback on stderr
         traceback.print_exc()
-        answer, status = {"ok": False, "error": f"{type(exc).__name__}: {exc}", "runs": [], "checks": []}, 1
+        answer, status = {"error": f"{type(exc).__name__}: {exc}"}, 1
     Path(argv[1]).write_text(json.dumps(answer), encoding="utf-8")
     return status
