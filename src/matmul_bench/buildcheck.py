@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sysconfig
 import tempfile
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,11 +37,6 @@ class BuildReport:
     ptxas_report: str
     barriers: int = 0  # named barriers (bar.sync ids) the kernel uses, from ptxas -v
     sass: str = ""  # cuobjdump -sass of the cubin, when asked for (compile_sm90a(..., sass=True))
-
-    @property
-    def advisories(self) -> dict[str, int]:
-        """ptxas's numbered messages ("(C7517) warpgroup.wait is injected ...") by code: how many of each."""
-        return advisories(self.ptxas_report)
 
 
 class BuildCheckError(RuntimeError):
@@ -105,11 +101,9 @@ def count(pattern: str, text: str) -> int:
 
 
 def advisories(report: str) -> dict[str, int]:
-    """ptxas's numbered messages by code, e.g. {"C7517": 1, "C7518": 1}; ptxas prints them with or without -v."""
-    counts: dict[str, int] = {}
-    for code in re.findall(r"^ptxas \w+\s*: \((C\d+)\)", report, re.M):
-        counts[code] = counts.get(code, 0) + 1
-    return dict(sorted(counts.items()))
+    """ptxas's numbered messages ("(C7517) warpgroup.wait is injected ...") by code, e.g. {"C7517": 1, "C7518": 1};
+    ptxas prints them with or without -v."""
+    return dict(sorted(Counter(re.findall(r"^ptxas \w+\s*: \((C\d+)\)", report, re.M)).items()))
 
 
 def ptxas_text(report: str) -> str:
@@ -150,9 +144,7 @@ def compile_sm90a(source: str, sass: bool = False) -> BuildReport:
 
 def cpu_operands(m: int, n: int, k: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Placeholder CPU tensors of the right dtype and shape; Tilus only reads their metadata."""
-    a = torch.empty(m, k, dtype=torch.float16)
-    b = torch.empty(n, k, dtype=torch.float16)
-    c = torch.empty(m, n, dtype=torch.float16)
+    a, b, c = (torch.empty(*shape, dtype=torch.float16) for shape in ((m, k), (n, k), (m, n)))
     return a, b, c
 
 
@@ -176,19 +168,17 @@ def sass_instructions(sass: str) -> list[tuple[str, str]]:
 def sass_facts(sass: str) -> dict[str, dict[str, int]]:
     """Static counts: each family of budget.SASS_FAMILIES; HGMMA by shape; WARPGROUP.DEPBAR by groups left pending."""
     families = dict.fromkeys(budget.SASS_FAMILIES, 0)
-    hgmma: dict[str, int] = {}
-    depbar: dict[str, int] = {}
+    hgmma: Counter[str] = Counter()
+    depbar: Counter[str] = Counter()
     for op, operands in sass_instructions(sass):
         parts = op.split(".")
         family = ".".join(parts[:2]) if parts[0] == "WARPGROUP" else parts[0]
         if family in families:
             families[family] += 1
         if family == "HGMMA":
-            shape = ".".join(parts[1:])
-            hgmma[shape] = hgmma.get(shape, 0) + 1
+            hgmma[".".join(parts[1:])] += 1  # by shape
         if family == "WARPGROUP.DEPBAR":
-            pending = str(int(operands.rsplit(",", 1)[-1].strip(), 16))
-            depbar[pending] = depbar.get(pending, 0) + 1
+            depbar[str(int(operands.rsplit(",", 1)[-1].strip(), 16))] += 1  # by the groups it leaves pending
     return {"sass": families, "hgmma": dict(sorted(hgmma.items())), "depbar": dict(sorted(depbar.items()))}
 
 
@@ -259,18 +249,19 @@ def build_facts(report: BuildReport) -> dict[str, Any]:
         "stack_bytes": report.stack_bytes,
         "barriers": report.barriers,
         **launch_facts(report.source),
-        "advisories": report.advisories,
+        "advisories": advisories(report.ptxas_report),
         **sass_facts(report.sass),
         "ptxas": ptxas_text(report.ptxas_report),
         "ptx": ptx_lines(report.ptx),
     }
 
 
-def record_one(version: str) -> dict[str, Any]:
+def record_one(name: str) -> dict[str, Any]:
     """Build one version for sm_90a at the ladder's configuration; its build facts."""
-    cls = kernels.kernel_class(versions.get(version).path, f"MatmulV{version[1:]}")
-    report = build_sm90a(cls, versions.get(version).tuned, *common.BENCH_SHAPE, sass=True)
-    return {**build_facts(report), "source": budget.source_hash(versions.get(version).path)}
+    version = versions.get(name)
+    cls = kernels.kernel_class(version.path, version.class_name)
+    report = build_sm90a(cls, version.tuned, *common.BENCH_SHAPE, sass=True)
+    return {**build_facts(report), "source": budget.source_hash(version.path)}
 
 
 # Builds beside the versions that a chapter quotes: name -> (kind, what it is). "edit": a try-it edit of
@@ -292,39 +283,33 @@ EXTRA_BUILDS: dict[str, tuple[str, str]] = {
 def record_extra(name: str) -> dict[str, Any]:
     """Build one of EXTRA_BUILDS at the ladder's shape; its build facts and the files it was built from."""
     kind, what = EXTRA_BUILDS[name]
-    version, _, rest = name.partition("-")
-    kernel = versions.get(version).path
+    of, _, rest = name.partition("-")
+    version = versions.get(of)
+    kernel = version.path
     with tempfile.TemporaryDirectory(prefix="buildcheck-") as tmp:
         if kind == "edit":
             from matmul_bench import tryit
 
-            entry = tryit.load_spec(tryit.SPEC_FILE)["EDITS"][version][rest]
+            entry = tryit.load_spec(tryit.SPEC_FILE)["EDITS"][of][rest]
             edited = Path(tmp) / kernel.name
             edited.write_text(tryit.apply_edits(kernel.read_text(encoding="utf-8"), entry["edits"], str(kernel)))
-            cls = getattr(kernels.load_file(edited, f"{kernel.stem}_edited"), f"MatmulV{version[1:]}")
-            config, files = {**versions.get(version).tuned, **entry["config"]}, [kernel, tryit.SPEC_FILE]
+            cls = getattr(kernels.load_file(edited, f"{kernel.stem}_edited"), version.class_name)
+            config, files = {**version.tuned, **entry["config"]}, [kernel, tryit.SPEC_FILE]
         elif kind == "tile":
             module = kernels.load(kernel.stem)
             block_m, block_n = (int(x) for x in rest.split("x"))
             tile = next(t for t in module.tile_model.CANDIDATES if (t.block_m, t.block_n) == (block_m, block_n))
-            cls, config = getattr(module, f"MatmulV{version[1:]}"), {**versions.get(version).tuned, **tile.config}
+            cls, config = getattr(module, version.class_name), {**version.tuned, **tile.config}
             files = [kernel, kernel.parent / "tile_model.py"]
         else:  # the variant's configuration is recorded below; steps.py's other entries do not change the build
-            file, cls_name, config, _ = kernels.import_spec(kernels.EXPERIMENTS_DIR / "steps.py", "steps").VARIANTS[
-                name
-            ]
+            steps = kernels.import_spec(kernels.EXPERIMENTS_DIR / "steps.py", "steps")
+            file, cls_name, config, _ = steps.VARIANTS[name]
             cls = kernels.kernel_class(kernels.EXPERIMENTS_DIR / file, cls_name)
             files = [kernel, kernels.EXPERIMENTS_DIR / file, kernels.EXPERIMENTS_DIR / "streamk.py"]
         report = build_sm90a(cls, config, *common.BENCH_SHAPE, sass=True)
     relative = [f.relative_to(paths.ROOT).as_posix() for f in files]
-    return {**build_facts(report), "of": version, "what": what, "config": config, "files": relative,
+    return {**build_facts(report), "of": of, "what": what, "config": config, "files": relative,
             "source": budget.files_hash(relative)}  # fmt: skip
-
-
-def build_one(item: tuple[str, str]) -> dict[str, Any]:
-    """One version or extra build, in a process of :func:`build_all`'s pool."""
-    kind, name = item
-    return record_one(name) if kind == "version" else record_extra(name)
 
 
 def build_all() -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
@@ -332,12 +317,11 @@ def build_all() -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    items = [("version", n) for n in versions.names()] + [("extra", n) for n in EXTRA_BUILDS]
     context = multiprocessing.get_context("spawn")  # fresh interpreters: Tilus keeps global build state
     with ProcessPoolExecutor(max_workers=os.cpu_count() or 1, mp_context=context) as pool:
-        built = dict(zip(items, pool.map(build_one, items), strict=True))
-    return ({n: v for (k, n), v in built.items() if k == "version"},
-            {n: v for (k, n), v in built.items() if k == "extra"})  # fmt: skip
+        built = {name: pool.submit(record_one, name) for name in versions.names()}
+        extras = {name: pool.submit(record_extra, name) for name in EXTRA_BUILDS}
+    return {n: f.result() for n, f in built.items()}, {n: f.result() for n, f in extras.items()}
 
 
 def tool_version(name: str) -> str:
@@ -357,9 +341,9 @@ def main(argv: list[str]) -> int:
     if args.source:
         if args.source not in versions.names():
             parser.error(f"--source {args.source}: not a version (known: {', '.join(versions.names())})")
-        cls = kernels.kernel_class(versions.get(args.source).path, f"MatmulV{args.source[1:]}")
-        shape = (1024, 1024, 1024)
-        print(generate_source(cls, versions.get(args.source).tuned, (*shape, *cpu_operands(*shape))))
+        version = versions.get(args.source)
+        cls = kernels.kernel_class(version.path, version.class_name)
+        print(generate_source(cls, version.tuned, (1024, 1024, 1024, *cpu_operands(1024, 1024, 1024))))
         return 0
     built, extras = build_all()
     if args.record:

@@ -98,9 +98,9 @@ def plan_jobs(spec: dict[str, Any], only: str | None) -> list[Job]:
         raise UsageError(f"check shapes {checks}: need positive M, N, K with K a multiple of 8")
     jobs = []
     for version, entries in edits.items():
-        for name, entry in (
-            (n, e) for n, e in entries.items() if not wanted or {version, f"{version}/{n}"} & set(wanted)
-        ):
+        for name, entry in entries.items():
+            if wanted and not {version, f"{version}/{name}"} & set(wanted):
+                continue
             if version not in versions.names():
                 raise UsageError(f"{version}/{name}: no kernel file matmul_{version}.py")
             file, tuned = versions.get(version).path, versions.get(version).tuned

@@ -3,7 +3,7 @@
 The benchmark writes these files; the charts and the Sphinx build read them. Pure Python
 (json, os, tempfile): the docs build on a machine with no torch, no Tilus and no GPU.
 
-Layout (schema 2)::
+Layout (schema 3)::
 
     schema, gpu, software, method     provenance of the whole file (method.earlier_runs, optional:
                                       {run_id: how that run was measured} for runs that predate the method)
@@ -70,13 +70,13 @@ from typing import Any
 from matmul_data import paths, stats
 from matmul_data.schema import (  # noqa: F401  (re-exported: the results API)
     CUBLAS,
-    HOW_TO_CREATE,
     SCHEMA_VERSION,
     TRYIT_TITLE_PREFIX,
     ResultsError,
     is_proof_run,
     is_tryit_run,
     run_key,
+    shape_of,
     tflops,
     tryit_key,
     validate,
@@ -100,7 +100,7 @@ def load(path: Path) -> dict[str, Any]:
     """Read and validate a results file; ResultsError names the file and what is wrong with it."""
     path = Path(path)
     if not path.is_file():
-        raise ResultsError(f"{path}: no results file; {HOW_TO_CREATE}")
+        raise ResultsError(f"{path}: no results file; {paths.HOW_TO_CREATE}")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
@@ -273,9 +273,8 @@ def tryit_entries(data: dict[str, Any] | None, version: str) -> list[dict[str, A
     return [e for e in (data or {}).get("tryit", []) if e["version"] == version]
 
 
-def shape_of(run: dict[str, Any]) -> tuple[int, int, int]:
-    """A run's problem size as (M, N, K)."""
-    return (run["shape"]["m"], run["shape"]["n"], run["shape"]["k"])
+# H100/H200 SXM: 989.4 dense fp16 TFLOPS at the 1830 MHz boost clock over 132 SMs is 4096 FLOP/clock/SM.
+DENSE_FP16_FLOP_PER_CLOCK_PER_SM = 4096
 
 
 def peak_tflops_at(data: dict[str, Any], sm_clock_mhz: float) -> float:
@@ -289,7 +288,3 @@ def row_peak_tflops(data: dict[str, Any], row: dict[str, Any]) -> float | None:
     if row.get("suspect") or row.get("sm_clock_mhz") is None:
         return None
     return peak_tflops_at(data, round(row["sm_clock_mhz"]))  # at the clock as printed, so a reader's product agrees
-
-
-# H100/H200 SXM: 989.4 dense fp16 TFLOPS at the 1830 MHz boost clock over 132 SMs is 4096 FLOP/clock/SM.
-DENSE_FP16_FLOP_PER_CLOCK_PER_SM = 4096

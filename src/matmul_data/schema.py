@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from typing import Any
 
-from matmul_data import paths, stats
+from matmul_data import stats
 
 SCHEMA_VERSION = 3
 VERDICTS = (stats.PAYS, stats.COSTS, stats.WITHIN, stats.UNRESOLVED)
-HOW_TO_CREATE = paths.HOW_TO_CREATE
 CUBLAS = "cublas"
 # A steps run with this title prefix is a chapter's "Try it" (experiments/tryit.py), not a step of the ladder.
 TRYIT_TITLE_PREFIX = "Try it: "
@@ -40,12 +40,6 @@ def _fail(field: str, problem: str, value: Any) -> ResultsError:
     return ResultsError(f"field {field!r} {problem}, got {shown}")
 
 
-def _dict(data: Any, field: str) -> dict[str, Any]:
-    if not isinstance(data, dict):
-        raise _fail(field, "must be an object", data)
-    return data
-
-
 def _get(data: dict[str, Any], key: str, field: str) -> Any:
     if key not in data:
         raise ResultsError(f"field {field + '.' + key if field else key!r} is missing")
@@ -56,41 +50,69 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _checked(data: dict[str, Any], key: str, field: str, optional: bool, ok: Any, problem: str) -> None:
-    """Fail with ``problem`` unless ``ok`` holds of the value (which ``optional`` lets be null)."""
-    value = _get(data, key, field)
-    if not (value is None and optional) and not ok(value):
-        raise _fail(f"{field}.{key}" if field else key, problem, value)
+def _is_int(value: Any, minimum: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= minimum
 
 
-def _number(data: dict[str, Any], key: str, field: str, *, positive: bool = True, optional: bool = False) -> None:
-    problem = "must be a positive number" if positive else "must be a finite number"
-    _checked(data, key, field, optional, lambda v: _is_number(v) and not (positive and v <= 0), problem)
+# What a field's value may be, by kind, and what the error says when it is not.
+_KINDS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "str": (lambda v: isinstance(v, str) and bool(v), "must be a non-empty string"),
+    "int": (lambda v: _is_int(v, 1), "must be an integer >= 1"),
+    "int0": (lambda v: _is_int(v, 0), "must be an integer >= 0"),
+    "pos": (lambda v: _is_number(v) and v > 0, "must be a positive number"),
+    "num": (_is_number, "must be a finite number"),
+    "bool": (lambda v: isinstance(v, bool), "must be true or false"),
+    "obj": (lambda v: isinstance(v, dict), "must be an object"),
+    "list": (lambda v: isinstance(v, list), "must be a list"),
+    "date": (lambda v: isinstance(v, str) and bool(_DATE.fullmatch(v)), "must be a date YYYY-MM-DD"),
+    "pair": (
+        lambda v: isinstance(v, list) and len(v) == 2 and all(_is_int(x, 1) for x in v),
+        "must be two positive integers",
+    ),
+}
+
+# The objects of the file: "key:kind" for each key (a kind ending in "?" may be null, one ending in "*" may be null
+# or absent); what a kind cannot say (derived numbers, cross-references) is checked in code below.
+_OBJECTS = {
+    "gpu": "name:str sm_count:int compute_capability:str memory_gb:pos driver:str clocks_mhz:obj power_limit_w:pos? "
+    "published_dense_fp16_tflops:pos? published_source:str?",
+    "clocks_mhz": "sm_max:pos? mem_max:pos?",
+    "software": "cuda:str torch:str tilus:str python:str",
+    "method": "timer:str statistic:str interval:str l2_flush:str order:str clocks:str repeats:int verdicts:obj*",
+    "verdicts": "band:pos confidence_each:pos family_confidence:pos count:int",
+    "problem": "m:int n:int k:int dtype:str accumulate:str",
+    "shape": "m:int n:int k:int",
+    # warmup (calls, method 3 and older) or warmup_s (seconds of the timed loop, method 4), else the method's
+    "run": "run_id:str date:date git_commit:str shape:obj rounds:int processes:int warmup:int0* warmup_s:num* "
+    "repeats:int* log:str* invocation_s:pos* rows:obj peers_missing:obj*",
+    "row": "latency_ms:pos tflops:pos sm_clock_mhz:pos? power_w:pos? busy:pos* config:obj title:str counters:obj* "
+    "efficiency:pos*",
+    # dram_read_bytes and l2_hit_pct were added later: records made before them lack the keys
+    "counters": "tensor_pipe_pct:num? dram_throughput_pct:num? dram_read_bytes:num* l2_hit_pct:num*",
+    "interval": "median:pos low:pos high:pos",
+    "peer_missing": "version:str? error:str",  # a peer asked for that could not run (version null: not installed)
+    "cublas_kernel": "name:str decoded:obj*",
+    "decoded": "tile:pair cluster:pair stages:int block_k:int",
+    "tryit": "version:str name:str title:str file:str outcome:str run_id:str git_commit:str date:date config:obj "
+    "checks:list",
+    "check": "shape:obj bad:int0 nonfinite:int0",
+}
 
 
-def _integer(data: dict[str, Any], key: str, field: str, *, minimum: int = 1, optional: bool = False) -> None:
-    def ok(value: Any) -> bool:
-        return isinstance(value, int) and not isinstance(value, bool) and value >= minimum
-
-    _checked(data, key, field, optional, ok, f"must be an integer >= {minimum}")
-
-
-def _string(data: dict[str, Any], key: str, field: str, *, optional: bool = False) -> None:
-    _checked(data, key, field, optional, lambda v: isinstance(v, str) and bool(v), "must be a non-empty string")
-
-
-def _shape(data: dict[str, Any], key: str, field: str) -> dict[str, Any]:
-    """A shape {m, n, k} of positive integers."""
-    shape = _dict(_get(data, key, field), f"{field}.{key}" if field else key)
-    for dim in ("m", "n", "k"):
-        _integer(shape, dim, f"{field}.{key}" if field else key)
-    return shape
-
-
-def _date(data: dict[str, Any], key: str, field: str) -> None:
-    _string(data, key, field)
-    if not _DATE.fullmatch(data[key]):
-        raise _fail(f"{field}.{key}", "must be a date YYYY-MM-DD", data[key])
+def _check(data: Any, field: str, spec: str) -> dict[str, Any]:
+    """``data``, checked to be an object whose keys hold values of their kinds: ``spec`` is "key:kind ..."."""
+    if not isinstance(data, dict):
+        raise _fail(field or "(top level)", "must be an object", data)
+    for key, _, kind in (item.partition(":") for item in spec.split()):
+        if kind.endswith("*") and data.get(key) is None:
+            continue
+        value = _get(data, key, field)
+        if value is None and kind.endswith("?"):
+            continue
+        ok, problem = _KINDS[kind.rstrip("?*")]
+        if not ok(value):
+            raise _fail(f"{field}.{key}" if field else key, problem, value)
+    return data
 
 
 def _close(a: float, b: float) -> bool:
@@ -102,27 +124,8 @@ def tflops(m: int, n: int, k: int, ms: float) -> float:
     return 2.0 * m * n * k / (ms * 1e-3) / 1e12
 
 
-def _validate_gpu(gpu: Any) -> None:
-    gpu = _dict(gpu, "gpu")
-    _string(gpu, "name", "gpu")
-    _integer(gpu, "sm_count", "gpu")
-    _string(gpu, "compute_capability", "gpu")
-    _number(gpu, "memory_gb", "gpu")
-    _string(gpu, "driver", "gpu")
-    clocks = _dict(_get(gpu, "clocks_mhz", "gpu"), "gpu.clocks_mhz")
-    _number(clocks, "sm_max", "gpu.clocks_mhz", optional=True)
-    _number(clocks, "mem_max", "gpu.clocks_mhz", optional=True)
-    _number(gpu, "power_limit_w", "gpu", optional=True)
-    _number(gpu, "published_dense_fp16_tflops", "gpu", optional=True)
-    _string(gpu, "published_source", "gpu", optional=True)
-    if (gpu["published_dense_fp16_tflops"] is None) != (gpu["published_source"] is None):
-        raise _fail("gpu.published_source", "must be given exactly when published_dense_fp16_tflops is", gpu)
-
-
 def _interval(data: dict[str, Any], key: str, field: str, band: float | None = None) -> None:
-    value = _dict(_get(data, key, field), f"{field}.{key}")
-    for part in ("median", "low", "high"):
-        _number(value, part, f"{field}.{key}")
+    value = _check(_get(data, key, field), f"{field}.{key}", _OBJECTS["interval"])
     if not value["low"] <= value["median"] <= value["high"]:
         raise _fail(f"{field}.{key}", "must have low <= median <= high", value)
     if "verdict" in value:
@@ -135,9 +138,7 @@ def _interval(data: dict[str, Any], key: str, field: str, band: float | None = N
 def _validate_row(
     impl: str, row: Any, run: dict[str, Any], field: str, *, steps: bool, band: float | None = None
 ) -> None:
-    row = _dict(row, field)
-    _number(row, "latency_ms", field)
-    _number(row, "tflops", field)
+    row = _check(row, field, _OBJECTS["row"])
     shape = run["shape"]
     if not _close(row["tflops"], tflops(shape["m"], shape["n"], shape["k"], row["latency_ms"])):
         raise _fail(f"{field}.tflops", f"does not match latency_ms at {shape['m']}x{shape['n']}x{shape['k']}", row)
@@ -146,72 +147,31 @@ def _validate_row(
         raise _fail(f"{field}.ratio_to_cublas", "must be exactly 1 for cuBLAS itself", row["ratio_to_cublas"])
     if row.get("step") is not None:
         _interval(row, "step", field, band)
-        _string(row["step"], "over", f"{field}.step")
+        _check(row["step"], f"{field}.step", "over:str")
         if row["step"]["over"] not in run["rows"] or row["step"]["over"] == impl:
             raise _fail(f"{field}.step.over", "must name another row of the same run", row["step"]["over"])
-    _number(row, "sm_clock_mhz", field, optional=True)
-    _number(row, "power_w", field, optional=True)
-    if row.get("busy") is not None:
-        _number(row, "busy", field)
-    _dict(_get(row, "config", field), f"{field}.config")
-    _string(row, "title", field)
-    counters = row.get("counters")
-    if counters is not None:
-        counters = _dict(counters, f"{field}.counters")
-        _number(counters, "tensor_pipe_pct", f"{field}.counters", positive=False, optional=True)
-        _number(counters, "dram_throughput_pct", f"{field}.counters", positive=False, optional=True)
-        for key in ("dram_read_bytes", "l2_hit_pct"):  # added later: records made before them lack the keys
-            if key in counters:
-                _number(counters, key, f"{field}.counters", positive=False, optional=True)
-    if steps and impl != CUBLAS and not isinstance(_get(row, "kept", field), bool):
-        raise _fail(f"{field}.kept", "must be true or false", row["kept"])
-    if row.get("efficiency") is not None:
-        _number(row, "efficiency", field)
-    if "suspect" in row and not isinstance(row["suspect"], bool):
-        raise _fail(f"{field}.suspect", "must be true or false", row["suspect"])
+    if row.get("counters") is not None:
+        _check(row["counters"], f"{field}.counters", _OBJECTS["counters"])
+    if steps and impl != CUBLAS:
+        _check(row, field, "kept:bool")
+    if "suspect" in row:
+        _check(row, field, "suspect:bool")
 
 
 def _validate_run(run: Any, field: str, *, steps: bool = False, band: float | None = None) -> None:
-    run = _dict(run, field)
-    _string(run, "run_id", field)
-    _date(run, "date", field)
-    _string(run, "git_commit", field)
-    _shape(run, "shape", field)
-    _integer(run, "rounds", field)
-    _integer(run, "processes", field)
-    # Optional: how each round timed a row (the method's defaults otherwise) and the raw log's path.
-    if run.get("warmup") is not None:  # method 3 and older: calls
-        _integer(run, "warmup", field, minimum=0)
-    if run.get("warmup_s") is not None:  # method 4: seconds of the timed loop
-        _number(run, "warmup_s", field, positive=False)
-    if run.get("repeats") is not None:
-        _integer(run, "repeats", field)
-    if run.get("log") is not None:
-        _string(run, "log", field)
-    if run.get("invocation_s") is not None:
-        _number(run, "invocation_s", field)
-    rows = _dict(_get(run, "rows", field), f"{field}.rows")
+    run = _check(run, field, _OBJECTS["run"] + (" after:str title:str" if steps else ""))
+    _check(run["shape"], f"{field}.shape", _OBJECTS["shape"])
+    rows = run["rows"]
     if CUBLAS not in rows:
         raise ResultsError(f"field {field + '.rows'!r} has no cublas row: every ratio is paired with it")
     for impl, row in rows.items():
         _validate_row(impl, row, run, f"{field}.rows.{impl}", steps=steps, band=band)
-    if run.get("peers_missing") is not None:
-        _validate_peers_missing(run, field)
-    if steps:
-        _string(run, "after", field)
-        _string(run, "title", field)
-
-
-def _validate_peers_missing(run: dict[str, Any], field: str) -> None:
-    """Optional: {impl: {version, error}} for peers asked for that could not run (version null: not installed)."""
-    missing = _dict(run["peers_missing"], f"{field}.peers_missing")
-    for impl, entry in missing.items():
-        where = f"{field}.peers_missing.{impl}"
-        entry = _dict(entry, where)
-        _string(entry, "version", where, optional=True)
-        _string(entry, "error", where)
-        if impl in run["rows"] or impl == CUBLAS:
-            raise _fail(where, "names a row of the run: a peer is either timed or missing", impl)
+    for impl, entry in (run.get("peers_missing") or {}).items():
+        _check(entry, f"{field}.peers_missing.{impl}", _OBJECTS["peer_missing"])
+        if impl in rows or impl == CUBLAS:
+            raise _fail(
+                f"{field}.peers_missing.{impl}", "names a row of the run: a peer is either timed or missing", impl
+            )
 
 
 def _validate_figure(figure: Any, field: str, *, steps: bool = False, band: float | None = None) -> None:
@@ -225,6 +185,10 @@ def _validate_figure(figure: Any, field: str, *, steps: bool = False, band: floa
         raise _fail(f"{field}.runs", "must be a non-empty list of the runs merged", runs)
     if figure.get("peers_missing") != runs[-1].get("peers_missing"):
         raise _fail(f"{field}.peers_missing", "must be its newest run's", figure.get("peers_missing"))
+    if figure.get("cublas_kernel") is not None:  # the kernel cuBLAS ran at a sweep figure's shape
+        kernel = _check(figure["cublas_kernel"], f"{field}.cublas_kernel", _OBJECTS["cublas_kernel"])
+        if kernel.get("decoded") is not None:
+            _check(kernel["decoded"], f"{field}.cublas_kernel.decoded", _OBJECTS["decoded"])
     for index, run in enumerate(runs):
         where = f"{field}.runs[{index}]"
         _validate_run(run, where, steps=steps)
@@ -238,23 +202,11 @@ def _validate_figure(figure: Any, field: str, *, steps: bool = False, band: floa
                 if row.get(key) is None or merged is None:
                     continue
                 if not merged["low"] <= row[key]["median"] <= merged["high"]:
-                    raise _fail(f"{where}.rows.{impl}.{key}.median",
-                                f"lies outside the merged interval [{merged['low']:.4f}, {merged['high']:.4f}]",
-                                row[key]["median"])  # fmt: skip
-
-
-def _validate_cublas_kernel(entry: Any, field: str) -> None:
-    entry = _dict(entry, field)
-    _string(entry, "name", field)
-    decoded = entry.get("decoded")
-    if decoded is not None:
-        decoded = _dict(decoded, f"{field}.decoded")
-        for key in ("tile", "cluster"):
-            value = _get(decoded, key, f"{field}.decoded")
-            if not (isinstance(value, list) and len(value) == 2 and all(isinstance(v, int) and v > 0 for v in value)):
-                raise _fail(f"{field}.decoded.{key}", "must be two positive integers", value)
-        _integer(decoded, "stages", f"{field}.decoded")
-        _integer(decoded, "block_k", f"{field}.decoded")
+                    raise _fail(
+                        f"{where}.rows.{impl}.{key}.median",
+                        f"lies outside the merged interval [{merged['low']:.4f}, {merged['high']:.4f}]",
+                        row[key]["median"],
+                    )
 
 
 def is_proof_run(run: dict[str, Any]) -> bool:
@@ -268,10 +220,7 @@ def is_tryit_run(run: dict[str, Any]) -> bool:
 
 
 def _validate_tryit(entry: Any, field: str) -> None:
-    entry = _dict(entry, field)
-    for key in ("version", "name", "title", "file", "outcome", "run_id", "git_commit"):
-        _string(entry, key, field)
-    _date(entry, "date", field)
+    entry = _check(entry, field, _OBJECTS["tryit"])
     if not re.fullmatch(r"v\d+", entry["version"]):
         raise _fail(f"{field}.version", "must be a version name v<N>", entry["version"])
     outcome = entry["outcome"]
@@ -282,18 +231,13 @@ def _validate_tryit(entry: Any, field: str) -> None:
         not isinstance(e, list) or len(e) != 2 or not all(isinstance(s, str) for s in e) or not e[0] for e in edits
     ):
         raise _fail(f"{field}.edits", "must be a list of [old text, new text] (old not empty)", edits)
-    config = _dict(_get(entry, "config", field), f"{field}.config")
-    if not edits and not config:
+    if not edits and not entry["config"]:
         raise _fail(field, "changes nothing: give edits or a config", entry)
-    checks = _get(entry, "checks", field)
-    if not isinstance(checks, list):
-        raise _fail(f"{field}.checks", "must be a list", checks)
+    checks = entry["checks"]
     for i, check in enumerate(checks):
         where = f"{field}.checks[{i}]"
-        check = _dict(check, where)
-        shape = _shape(check, "shape", where)
-        _integer(check, "bad", where, minimum=0)
-        _integer(check, "nonfinite", where, minimum=0)
+        _check(check, where, _OBJECTS["check"])
+        shape = _check(check["shape"], f"{where}.shape", _OBJECTS["shape"])
         if not check["nonfinite"] <= check["bad"] <= shape["m"] * shape["n"]:
             raise _fail(where, "must have nonfinite <= bad <= m * n", check)
         err = _get(check, "max_abs_err", where)
@@ -308,15 +252,13 @@ def _validate_tryit(entry: Any, field: str) -> None:
     if outcome == "wrong" and not wrong:
         raise _fail(f"{field}.outcome", "is wrong only when a check found bad elements", outcome)
     if outcome in ("hangs", "does not build", "crashes"):
-        _string(entry, "error", field)
+        _check(entry, field, "error:str")
         if wrong:
-            raise _fail(
-                f"{field}.outcome", "cannot be " + outcome + " when a check already found bad elements", outcome
-            )
+            raise _fail(f"{field}.outcome", f"cannot be {outcome} when a check already found bad elements", outcome)
     if outcome == "does not build" and checks:
         raise _fail(f"{field}.checks", "must be empty when the kernel did not build", checks)
     if outcome == "hangs":
-        _number(entry, "timeout_s", field)
+        _check(entry, field, "timeout_s:pos")
 
 
 def tryit_key(entry: dict[str, Any]) -> tuple[str, str]:
@@ -326,67 +268,50 @@ def tryit_key(entry: dict[str, Any]) -> tuple[str, str]:
 
 def validate(data: dict[str, Any]) -> None:
     """Check a results dict against the schema; ResultsError names the first bad field."""
-    data = _dict(data, "(top level)")
+    _check(data, "", "gpu:obj software:obj method:obj problem:obj")
     if _get(data, "schema", "") != SCHEMA_VERSION:
         raise _fail("schema", f"must be {SCHEMA_VERSION}, the only schema this code reads", data["schema"])
-    _validate_gpu(_get(data, "gpu", ""))
-    software = _dict(_get(data, "software", ""), "software")
-    for key in ("cuda", "torch", "tilus", "python"):
-        _string(software, key, "software")
+    gpu = _check(data["gpu"], "gpu", _OBJECTS["gpu"])
+    _check(gpu["clocks_mhz"], "gpu.clocks_mhz", _OBJECTS["clocks_mhz"])
+    if (gpu["published_dense_fp16_tflops"] is None) != (gpu["published_source"] is None):
+        raise _fail("gpu.published_source", "must be given exactly when published_dense_fp16_tflops is", gpu)
+    software = _check(data["software"], "software", _OBJECTS["software"])
     if "cublas" in software:
-        _string(software, "cublas", "software")
-    method = _dict(_get(data, "method", ""), "method")
-    for key in ("timer", "statistic", "interval", "l2_flush", "order", "clocks"):
-        _string(method, key, "method")
-    if isinstance(method.get("warmup"), int):  # method 3 and older: calls per round
-        _integer(method, "warmup", "method", minimum=0)
-    else:
-        _string(method, "warmup", "method")
-        _number(method, "warmup_s", "method", positive=False)
-    _integer(method, "repeats", "method")
-    problem = _shape(data, "problem", "")
-    _string(problem, "dtype", "problem")
-    _string(problem, "accumulate", "problem")
+        _check(software, "software", "cublas:str")
+    method = _check(data["method"], "method", _OBJECTS["method"])
+    # calls per round (method 3 and older), or what the warm-up is and its seconds
+    _check(method, "method", "warmup:int0" if isinstance(method.get("warmup"), int) else "warmup:str warmup_s:num")
+    problem = _check(data["problem"], "problem", _OBJECTS["problem"])
     band = None
     if method.get("verdicts") is not None:
-        verdicts = _dict(method["verdicts"], "method.verdicts")
-        for key in ("band", "confidence_each", "family_confidence"):
-            _number(verdicts, key, "method.verdicts")
-        _integer(verdicts, "count", "method.verdicts")
-        band = verdicts["band"]
+        band = _check(method["verdicts"], "method.verdicts", _OBJECTS["verdicts"])["band"]
     ladder = data.get("ladder")
     if ladder is not None:
         _validate_figure(ladder, "ladder", band=band)
-        if {k: ladder["shape"][k] for k in ("m", "n", "k")} != {k: problem[k] for k in ("m", "n", "k")}:
+        if shape_of(ladder) != (problem["m"], problem["n"], problem["k"]):
             raise _fail("ladder.shape", "must be the problem's shape", ladder["shape"])
-    for name in ("sweep", "steps"):
-        runs = data.get(name, [])
-        if not isinstance(runs, list):
-            raise _fail(name, "must be a list (possibly empty)", runs)
+    for name in ("sweep", "steps", "tryit"):
+        entries = data.get(name, [])
+        if not isinstance(entries, list):
+            raise _fail(name, "must be a list (possibly empty)", entries)
         seen = set()
-        for index, run in enumerate(runs):
-            _validate_figure(run, f"{name}[{index}]", steps=name == "steps", band=band)
-            if run.get("cublas_kernel") is not None:
-                _validate_cublas_kernel(run["cublas_kernel"], f"{name}[{index}].cublas_kernel")
-            key = run_key(name, run)
+        for index, entry in enumerate(entries):
+            if name == "tryit":
+                _validate_tryit(entry, f"{name}[{index}]")
+            else:
+                _validate_figure(entry, f"{name}[{index}]", steps=name == "steps", band=band)
+            key = tryit_key(entry) if name == "tryit" else run_key(name, entry)
             if key in seen:
-                raise _fail(f"{name}[{index}]", "repeats the key of an earlier run", key)
+                what = "(version, name) of an earlier entry" if name == "tryit" else "key of an earlier run"
+                raise _fail(f"{name}[{index}]", f"repeats the {what}", key)
             seen.add(key)
-    tryit = data.get("tryit", [])
-    if not isinstance(tryit, list):
-        raise _fail("tryit", "must be a list (possibly empty)", tryit)
-    seen_tryit = set()
-    for index, entry in enumerate(tryit):
-        _validate_tryit(entry, f"tryit[{index}]")
-        if tryit_key(entry) in seen_tryit:
-            raise _fail(f"tryit[{index}]", "repeats the (version, name) of an earlier entry", tryit_key(entry))
-        seen_tryit.add(tryit_key(entry))
-
-
-# --- combining and writing ----------------------------------------------------------------------
 
 
 def run_key(section: str, run: dict[str, Any]) -> tuple[Any, ...]:
     """What identifies a run in its section: its shape (sweep), or (after, title, shape) (steps)."""
-    shape = (run["shape"]["m"], run["shape"]["n"], run["shape"]["k"])
-    return (run["after"], run["title"], shape) if section == "steps" else shape
+    return (run["after"], run["title"], shape_of(run)) if section == "steps" else shape_of(run)
+
+
+def shape_of(run: dict[str, Any]) -> tuple[int, int, int]:
+    """A run's problem size as (M, N, K)."""
+    return (run["shape"]["m"], run["shape"]["n"], run["shape"]["k"])

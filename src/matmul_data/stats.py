@@ -43,8 +43,8 @@ def interval(groups: Sequence[Sequence[float]], *, resamples: int = RESAMPLES, s
     tail = (1.0 - CONFIDENCE) / 2.0
     low = medians[int(tail * (resamples - 1))]
     high = medians[int(round((1.0 - tail) * (resamples - 1)))]
-    return {"median": statistics.median(pooled), "low": min(low, statistics.median(pooled)),
-            "high": max(high, statistics.median(pooled))}  # fmt: skip
+    median = statistics.median(pooled)
+    return {"median": median, "low": min(low, median), "high": max(high, median)}
 
 
 def _median(values: list[float]) -> float:

@@ -24,21 +24,16 @@ from matmul_data import paths
 
 
 def plot_build_dir(app: Sphinx, source: Path = paths.PLOTS_DIR) -> Path:
-    """Where the plot directive saves the images drawn from ``source``: the scripts in plots/, or (``source``
-    paths.CHAPTERS_DIR) the chapters' charts, which are code in the page (one per version, by convention:
-    ``.. plot::`` with ``:filename-prefix: plot_vN``).
-
-    matplotlib's ``plot_directive.run`` puts them in ``plot_directive/`` beside the doctree folder, under the
-    source's folder relative to the configuration directory (``build_dir`` there).
-    """
+    """Where the plot directive saves the images drawn from ``source``: the scripts in plots/, or the chapters' charts
+    (paths.CHAPTERS_DIR: code in the page, ``.. plot::`` with ``:filename-prefix: plot_vN``). matplotlib's
+    ``plot_directive.run`` puts them in ``plot_directive/`` beside the doctree folder, under the source's folder
+    relative to the configuration directory."""
     return Path(app.doctreedir).parent / "plot_directive" / os.path.relpath(source, app.confdir)
 
 
 def chart_png(app: Sphinx, chart: str) -> Path:
-    """The PNG of a chart (``plot_v3``, ``plot_sweep``) that the plot directive drew in this or an earlier build.
-
-    It may not exist. A version's chart is drawn from its chapter page, every other from plots/<chart>.py.
-    """
+    """The PNG of a chart (``plot_v3``, ``plot_sweep``) that the plot directive drew in this or an earlier build (it
+    may not exist): a version's chart is drawn from its chapter page, every other from plots/<chart>.py."""
     folder = plot_build_dir(app, paths.CHAPTERS_DIR) if re.fullmatch(r"plot_v\d+", chart) else plot_build_dir(app)
     return folder / f"{chart}.png"
 
@@ -50,10 +45,8 @@ def forget_charts_older_than_the_results(app: Sphinx) -> None:
         return
     newest_data = results_file.stat().st_mtime
     for folder in (plot_build_dir(app), plot_build_dir(app, paths.CHAPTERS_DIR)):
-        if not folder.is_dir():
-            continue
-        for image in folder.iterdir():
-            if image.suffix in (".png", ".svg") and image.stat().st_mtime < newest_data:
+        for image in [*folder.glob("*.png"), *folder.glob("*.svg")]:  # none when the folder is not there yet
+            if image.stat().st_mtime < newest_data:
                 image.unlink()
 
 

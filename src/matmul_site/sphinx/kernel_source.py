@@ -1,27 +1,19 @@
 """Kernel code on the pages, and the kernel gallery.
 
-``.. kernel-source:: v3`` is ``literalinclude`` of ``examples/hopper_matmul/matmul_v3.py``
-with the same options (use ``:start-at:`` / ``:end-at:`` text markers, never line
-numbers); a marker that does not match is a build error, as with literalinclude.
+``.. kernel-source:: v3`` is ``literalinclude`` of ``examples/hopper_matmul/matmul_v3.py`` with the same options
+(text markers ``:start-at:`` / ``:end-at:``, never line numbers); a marker that does not match is a build error.
 
-The gallery is sphinx-gallery's, fed by :func:`stage_gallery` at ``builder-inited``, just
-before sphinx-gallery reads its input: sphinx-gallery needs a module docstring and a gallery
-header, which the kernel files (they open with comments) and examples/ (not ours to add files
-to) do not have. So each kernel is copied to ``sphinx_gallery_conf["examples_dirs"]`` (under
-build/) with a docstring made from its header comments, and after the gallery is generated the
-downloadable copy is replaced by the untouched original. Nothing is ever executed: the gallery
-runs with ``plot_gallery = False``.
+The gallery is sphinx-gallery's, which needs a module docstring and a gallery header: the kernel files open with
+comments, and examples/ is not ours to add files to. So at ``builder-inited``, before sphinx-gallery reads its
+input, each kernel is copied to ``examples_dirs`` (under build/) with a docstring made from its header comments, and
+once the gallery is generated its downloads get the untouched original and a zip of the kernel with the modules of
+its folder that it imports (:func:`bundle_files`). Nothing is executed (``plot_gallery = False``). Each card shows
+the chapter's chart, the PNG the plot directive drew beside the chapter's SVG (:mod:`.chart_files`), scaled just
+before the gallery's index is read, which is read last for that reason (with ``-j`` a card may show the chart of
+the build before).
 
-Each gallery page is titled with the chapter's heading (``V3: warp specialization``) and
-offers a zip of the kernel and the modules of its folder that it imports, followed
-recursively (:func:`bundle_files`), with fixed timestamps so that a rebuild writes the same
-bytes. Each card shows the chapter's chart: the PNG that the plot directive drew beside the
-chapter's SVG (:mod:`matmul_site.sphinx.chart_files`), scaled to the card just before the
-gallery's index is read, which is read last for that reason (in a serial build; with ``-j`` a card may
-show the chart of the build before).
-
-Files this writes keep the time of their inputs (or are left alone when their bytes are the
-same), so that a build with nothing changed finds no page's dependency newer than the page.
+Files written here keep the time of their inputs (or are left alone when their bytes are the same), so that a build
+with nothing changed finds no page's dependency newer than the page.
 """
 
 from __future__ import annotations
@@ -121,11 +113,6 @@ def _write_if_changed(path: Path, data: bytes) -> Path:
     return path
 
 
-def _srcdir_path(path: Path) -> str:
-    """A path as the docs/ folder (Sphinx's source directory) sees it, with forward slashes."""
-    return Path(os.path.relpath(path, paths.DOCS_DIR)).as_posix()
-
-
 def _header_rst(path: Path) -> str:
     """The file's opening comment block as rst: its lines escaped, its ``- `` items a bullet list."""
     lines: list[str] = []
@@ -147,8 +134,9 @@ def _docstring(path: Path, version: str, download: Path) -> str:
     lead = f"The complete kernel file ``{path.relative_to(ROOT).as_posix()}``, explained in :doc:`/chapters/{version}`."
     helpers = [file.name for file in bundle_files(path)[1:]]
     needs = f" and the modules it imports ({', '.join(f'``{name}``' for name in helpers)})" if helpers else ""
+    in_docs = Path(os.path.relpath(download, paths.DOCS_DIR)).as_posix()  # a "/" path starts at docs/
     download_text = (
-        f"To run it, download :download:`{download.name} </{_srcdir_path(download)}>`: it holds ``{path.name}``"
+        f"To run it, download :download:`{download.name} </{in_docs}>`: it holds ``{path.name}``"
         f"{needs}. Unzip it and run ``python {path.name}`` in the folder it makes, on a Hopper GPU."
     )
     parts = [title, "=" * len(title), "", lead, "", _header_rst(path), "", download_text]
@@ -156,11 +144,8 @@ def _docstring(path: Path, version: str, download: Path) -> str:
 
 
 def stage_gallery(dest: Path, downloads: Path | None = None) -> list[Path]:
-    """Copy every kernel file to dest/ (with a docstring) and write the gallery header.
-
-    Each kernel's zip goes to ``downloads`` (by default ``gallery_downloads/`` next to dest/). Files whose
-    bytes would not change are not written.
-    """
+    """Copy every kernel file to dest/ (with a docstring), its zip to ``downloads`` (default: gallery_downloads/ next
+    to dest/), and write the gallery header."""
     downloads = downloads or dest.parent / "gallery_downloads"
     dest.mkdir(parents=True, exist_ok=True)
     staged = []
@@ -179,10 +164,8 @@ def stage_gallery(dest: Path, downloads: Path | None = None) -> list[Path]:
 
 
 def forget_removed_versions(gallery: Path) -> list[Path]:
-    """Delete what sphinx-gallery generated for kernel files that no longer exist (it never deletes its output).
-
-    Its page of a removed version would still link to the removed chapter and break the build.
-    """
+    """Delete what sphinx-gallery generated for kernel files that no longer exist (it never deletes its output): the
+    page of a removed version would still link to the removed chapter and break the build."""
     current = set(versions.names(KERNELS))
     removed = []
     for path in sorted(gallery.glob("**/*matmul_v*")):
@@ -222,11 +205,9 @@ def _stage(app: Sphinx) -> None:
 
 
 def _restore_originals(app: Sphinx) -> None:
-    """Each gallery page's own downloads: the exact repository file, and (its "zipped" link) the runnable zip.
-
-    sphinx-gallery has just written both from the staged copy; they get the bytes of the originals and the time of
-    the newest original, so that the gallery page counts as changed only when a kernel file did.
-    """
+    """Each gallery page's own downloads, which sphinx-gallery has just written from the staged copy: the repository
+    file, and (its "zipped" link) the runnable zip, with the time of the newest original, so that the gallery page
+    counts as changed only when a kernel file did."""
     for version in versions.names():
         source = kernel_path(version)
         copy = _gallery_dir(app) / source.name

@@ -1,16 +1,9 @@
 """sitemap.xml: every page of the site at its published address (html_baseurl + page), for search engines.
 
-Written here rather than by sphinx-sitemap, whose newest release (2.9.0, tried with the pinned Sphinx 9.0.4)
-fails twice here:
-
-- it keeps its state on ``env.app``, which Sphinx 9 deprecates; under the docs test's warnings filter the build
-  stops with ``ExtensionError: Handler <function record_builder_type ...> for event 'builder-inited' threw an
-  exception (exception: 'sphinx.environment.BuildEnvironment.app' is deprecated. ...)``;
-- it lists only the pages written by the current build (its issue #13, open since 2018): after an incremental
-  build that rewrote two pages, sitemap.xml held two URLs. The build here is incremental, so the sitemap must
-  come from every page the environment knows (``env.found_docs``), which is what this does.
-
-The job is a dozen lines of XML.
+Written here rather than by sphinx-sitemap, whose newest release (2.9.0, tried with the pinned Sphinx 9.0.4) keeps
+its state on ``env.app``, which Sphinx 9 deprecates (the build stops under the docs test's warnings filter), and
+lists only the pages that the current build wrote (its issue #13, open since 2018): after an incremental build that
+rewrote two pages, sitemap.xml held two URLs. This lists every page the environment knows (``env.found_docs``).
 """
 
 from __future__ import annotations
