@@ -325,6 +325,9 @@ def values(data: Data, record: dict[str, Any] | None) -> dict[str, str]:
         for impl, step in results.ladder_steps(data):
             out[f"{impl}.clock_change"], out[f"{impl}.step_per_clock"] = per_clock(data, impl, step)
         out.update(warmup_values(data))
+    out["tile_model.operand_byte_cost"] = f"{loader.load('tile_model').OPERAND_BYTE_COST:g}"  # V8's fitted c
+    refit = operand_byte_cost_refit(data)
+    out["tile_model.operand_byte_cost_refit"] = NOT_MEASURED if refit is None else f"{refit:.1f}"
     for version in versions.names():
         out[f"{version}.build_unchanged"] = build_table(version, record)[1] or "Every fact is listed above."
     out.update(caption_values(data, record))
@@ -761,6 +764,19 @@ def budget_table(version: str, record: dict[str, Any] | None, data: Data) -> Tab
                      f"{unit_text('tflops', row['tflops'])}, {unit_text('pct', 100 * row['tflops'] / peak)} "
                      "of that"])  # fmt: skip
     return rows
+
+
+def operand_byte_cost_refit(data: Data) -> float | None:
+    """V8's c fitted again to the recorded pair that differs only in the tile (V6's chunks, 128 x 256 and 256 x 128):
+    (1 + c q_256x128) / (1 + c q_128x256) = time(256 x 128) / time(128 x 256), as tile_model's docstring fits it."""
+    rows = next((run["rows"] for run in (data or {}).get("steps", []) if "v6-chunks-256x128" in run["rows"]), None)
+    if rows is None or "v6-chunks" not in rows:
+        return None
+    model = loader.load("tile_model")
+    by_name = {tile.name: tile for tile in model.CANDIDATES}
+    q_fast, q_slow = (by_name[n].l2_bytes_per_flop + by_name[n].shared_bytes_per_flop for n in ("128x256", "256x128"))
+    ratio = rows["v6-chunks"]["ratio_to_cublas"]["median"] / rows["v6-chunks-256x128"]["ratio_to_cublas"]["median"]
+    return (ratio - 1) / (q_slow - ratio * q_fast)
 
 
 def tile_choices_table() -> Table:
