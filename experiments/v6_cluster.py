@@ -7,6 +7,8 @@
 # might fit on the GPU at once than 132 / 2 (a cluster's blocks must share a GPC), so that the last clusters would
 # run as a second wave. experiments/cluster_occupancy.py asked the driver on the H200: all 66 fit
 # (plots/results/logs/cluster-occupancy-2026-12-02.txt). The "clusters in smaller grids" steps run is unmeasured.
+# The build's K loop holds the likelier cause: two fences (MEMBAR.ALL.CTA, MEMBAR.ALL.GPU) before each of the two
+# remote arrives per K-tile and consumer group; the `arrive_scope` knob removes them (not yet timed).
 
 import tilus
 from tilus import GlobalTensor, SharedTensor, float16, float32, int32
@@ -21,15 +23,23 @@ Pipeline, TileRaster = load("pipeline").Pipeline, load("raster").TileRaster
 
 # Empty barriers count the consumer warp groups of both blocks; each group releases a stage in both.
 class ClusterPipeline(Pipeline):
-    def __init__(self, num_stages: int, num_consumers: int):
+    def __init__(self, num_stages: int, num_consumers: int, arrive_scope: str):
         super().__init__(num_stages, num_consumers * 2)
+        # Release semantics at "cluster" scope (Tilus's default for a remote arrive): ptxas puts MEMBAR.ALL.CTA and
+        # MEMBAR.ALL.GPU before each remote arrive. At "cta" scope (the PTX default, as CUTLASS's ClusterBarrier
+        # arrives on a peer's barrier): no fence; the WGMMAs that read the stage have retired (wait_group) already.
+        self.arrive_scope: str = arrive_scope
 
     def consumer_release(self):
         with self.single_thread():
             # Tilus 0.2.0 has no remote plain arrive; an arrive that expects 0 bytes is one.
             empty = self.empty[self.release_stage]
-            self.mbarrier.arrive_and_expect_tx_remote(empty, transaction_bytes=0, target_rank=0)
-            self.mbarrier.arrive_and_expect_tx_remote(empty, transaction_bytes=0, target_rank=1)
+            self.mbarrier.arrive_and_expect_tx_remote(
+                empty, transaction_bytes=0, target_rank=0, scope=self.arrive_scope
+            )
+            self.mbarrier.arrive_and_expect_tx_remote(
+                empty, transaction_bytes=0, target_rank=1, scope=self.arrive_scope
+            )
         self.release_stage = self.release_stage + 1
         if self.release_stage == self.num_stages:
             self.release_stage = 0
@@ -40,6 +50,8 @@ class ClusterPipeline(Pipeline):
 @tilus.autotune("epilogue", ["chunks"])
 # Blocks in the persistent grid, a multiple of the cluster size: one per SM, or fewer so that every cluster fits.
 @tilus.autotune("grid_blocks", [132, 128, 120])
+# The scope of the consumers' remote arrives on the empty barriers (ClusterPipeline says what each costs).
+@tilus.autotune("arrive_scope", ["cluster", "cta"])
 class MatmulV6Cluster(matmul_v6.MatmulV6):
     # Tilus's autotune decorator adds to the class's `_autotune_space`, which a subclass shares with its parent:
     # a copy of V6's space (tile, stages, raster groups), so that the knob above is this class's alone.
@@ -54,12 +66,14 @@ class MatmulV6Cluster(matmul_v6.MatmulV6):
         swizzle_size: int,
         epilogue: str,
         grid_blocks: int = 132,
+        arrive_scope: str = "cluster",
     ):
         super().__init__(block_m, block_n, block_k, num_stages, swizzle_size)
         assert grid_blocks % 2 == 0, grid_blocks  # whole clusters of two
         self.grid_blocks = grid_blocks
         assert epilogue == "chunks", epilogue
         self.epilogue = epilogue
+        self.arrive_scope = arrive_scope
 
     def __call__(self, m_size: int32, n_size: int, k_size: int, a_ptr: ~float16, b_ptr: ~float16, c_ptr: ~float16):
         bm, bn, bk, gm = self.block_m, self.block_n, self.block_k, self.group_m
@@ -81,7 +95,7 @@ class MatmulV6Cluster(matmul_v6.MatmulV6):
         # Staging chunks for C, 64 columns each, in TMA's 128-byte swizzle.
         sc = self.shared_tensor(dtype=float16, shape=[CONSUMERS, bn // 64, gm, 64])
         # Full/empty barriers per stage; stage indices and phases carry on from one tile to the next.
-        pipe = ClusterPipeline(self.num_stages, num_consumers=CONSUMERS)
+        pipe = ClusterPipeline(self.num_stages, num_consumers=CONSUMERS, arrive_scope=self.arrive_scope)
         self.cluster.sync()
 
         # Producer warp: walks the same tiles, running up to num_stages K-tiles ahead, across tile boundaries.

@@ -271,6 +271,8 @@ EXTRA_BUILDS: dict[str, tuple[str, str]] = {
     "v1-wait-group-1": ("edit", "V1 with wait_group(1) instead of wait_group(0) (its Try it)"),
     "v5-no-final-wait": ("edit", "V5 without the wait_group(0) before the epilogue (its Try it)"),
     "v6-no-sync-after-store": ("edit", "V6 without the sync before the TMA store is issued (its Try it)"),
+    "v6c-chunks-sw8": ("steps", "V6 in clusters of two, B multicast, remote arrives released at cluster scope"),
+    "v6c-chunks-sw8-cta": ("steps", "the same clusters, remote arrives released at CTA scope"),
     "v7-streamk": ("steps", "V7 with stream-K for the last wave (experiments/v7_streamk.py)"),
     "v8-256x128": ("tile", "V8 with the 256 x 128 tile: two consumer groups of 128 x 128"),
     "v8-128x192": ("tile", "V8 with the 128 x 192 tile: four stages"),
@@ -284,6 +286,7 @@ def record_extra(name: str) -> dict[str, Any]:
     """Build one of EXTRA_BUILDS at the ladder's shape; its build facts and the files it was built from."""
     kind, what = EXTRA_BUILDS[name]
     of, _, rest = name.partition("-")
+    of = re.match(r"v\d+", of)[0]  # a steps variant of V6 in clusters, v6c-..., is built beside V6
     version = versions.get(of)
     kernel = version.path
     with tempfile.TemporaryDirectory(prefix="buildcheck-") as tmp:
@@ -305,7 +308,8 @@ def record_extra(name: str) -> dict[str, Any]:
             steps = kernels.import_spec(kernels.EXPERIMENTS_DIR / "steps.py", "steps")
             file, cls_name, config, _ = steps.VARIANTS[name]
             cls = kernels.kernel_class(kernels.EXPERIMENTS_DIR / file, cls_name)
-            files = [kernel, kernels.EXPERIMENTS_DIR / file, kernels.EXPERIMENTS_DIR / "streamk.py"]
+            files = [kernel, kernels.EXPERIMENTS_DIR / file]
+            files += [kernels.EXPERIMENTS_DIR / "streamk.py"] if file == "v7_streamk.py" else []
         report = build_sm90a(cls, config, *common.BENCH_SHAPE, sass=True)
     relative = [f.relative_to(paths.ROOT).as_posix() for f in files]
     return {**build_facts(report), "of": of, "what": what, "config": config, "files": relative,

@@ -50,6 +50,7 @@ SASS_FAMILIES: dict[str, tuple[str, str]] = {
     "UTMASTG": ("cp.async.bulk.tensor", "TMA stores, shared to global"),
     "SYNCS": ("mbarrier", "mbarrier operations: arrive, expect-tx, try-wait"),
     "BAR": ("bar.sync", "block-wide and named barriers"),
+    "MEMBAR": ("fence, or the release of a wider scope", "waits until earlier memory operations are visible"),
     "USETMAXREG": ("setmaxnreg", "a warp group's register budget changed at run time"),
 }
 
