@@ -82,6 +82,8 @@ VARIANTS: dict[str, tuple[str, str, dict[str, Any] | None, str]] = {
         dict(cfg(128, 192, 64, 4, 16), consumers=2),
         "V8 pinned to 128 x 192 with four stages, whatever the model picks",
     ),
+    # The V9 draft: V8's tile per problem, in clusters of two along M with B multicast (experiments/v9_cluster.py).
+    "v9-cluster": ("v9_cluster.py", "MatmulV9Cluster", None, "V8 in clusters of two along M, B multicast"),
     # What the model picked at 3000 x 7000 x 5000 before it learned the L2 bound of rows off the 32-byte sectors.
     "v8-256x128": (
         "matmul_v8.py",
@@ -246,6 +248,30 @@ RUNS: dict[str, dict[str, Any]] = {
         "baseline": "v7",
         "variants": ["v7", "v8-256x128", "v8"],
         "kept": ["v8"],
+    },
+    # Issue 30: the V9 draft against V8, in one rotation per shape (not yet recorded).
+    "v9 draft": {
+        "after": "v8",
+        "title": "clusters of two with B multicast over V8 at 8192^3",
+        "baseline": "v8",
+        "variants": ["v8", "v9-cluster"],
+        "kept": [],
+    },
+    "v9 draft at 4096^3": {
+        "after": "v8",
+        "title": "clusters of two with B multicast over V8 at 4096^3",
+        "shape": (4096, 4096, 4096),
+        "baseline": "v8",
+        "variants": ["v8", "v9-cluster"],
+        "kept": [],
+    },
+    "v9 draft short K": {
+        "after": "v8",
+        "title": "clusters of two with B multicast over V8 at a short K",
+        "shape": (16384, 8192, 1024),
+        "baseline": "v8",
+        "variants": ["v8", "v9-cluster"],
+        "kept": [],
     },
     # N % 8 != 0: C's rows cannot be stored by TMA, so V7 and V8 copy them out with the consumers' own threads.
     "v8 odd N": {

@@ -1,0 +1,211 @@
+# Experiment (a draft of V9, not yet a chapter version): V8 in clusters of two blocks along M, B multicast.
+# What changes from V8:
+# - Two blocks of a cluster take vertically adjacent tiles (tile rows 2p and 2p + 1 of the same column): they need
+#   the same B tile. Each block loads half of it and TMA multicasts that half into both blocks' shared memory, so
+#   B crosses L2 -> SM once per pair instead of twice: at 128 x 256, a block's operand bytes per K-tile go from
+#   2 * (128 + 256) * 64 = 48 KB to 2 * (128 + 128) * 64 = 32 KB.
+# - A stage may be refilled only once the consumers of BOTH blocks have read it (the peer's multicast writes into
+#   this block's stage too): every consumer group arrives on the empty barrier of both blocks. The arrive is
+#   released at CTA scope: Tilus's default for a remote arrive (cluster scope) makes ptxas put MEMBAR.ALL.CTA and
+#   MEMBAR.ALL.GPU before each, in every K-tile (the V6 cluster attempt's build); the WGMMAs that read the stage
+#   have retired (wait_group) before the arrive, so no fence is needed.
+# - Each block's producer arms its own full barrier with all the bytes that land in its stage: its A slabs, its
+#   half of B and the half the peer multicasts. The peer's half may land first; the barrier cannot complete before
+#   the producer's own arrival, so the early bytes only count down a transaction count not yet raised.
+# - The cluster synchronises twice: after the barriers are initialised (a peer may arrive on them or multicast
+#   into this block's stages right away) and before exit (a block's shared memory must outlive the peer's last
+#   multicast and remote arrive).
+# - Raster groups count pairs of tile rows: 8 pairs are V8's 16 tile rows.
+# Status: builds for sm_90a (tests/test_v9_cluster.py); correctness and speed not yet checked on a GPU.
+
+import tilus
+from matmul_v8 import CHUNK, NUM_SMS
+from tilus import GlobalTensor, SharedTensor, float16, float32, int32
+from tilus.hidet.ir.primitives.cuda.setmaxnreg import setmaxnreg  # PTX that Tilus 0.2.0 has no instruction for
+from tilus.utils import cdiv
+
+import common
+import tile_model
+from pipeline import Pipeline
+from raster import TileRaster
+
+TITLE = "clusters of two with TMA multicast (draft)"
+CLUSTER = 2  # blocks per cluster, along M
+
+TUNED = {"block_m": 128, "block_n": 256, "consumers": 2, "num_stages": 3, "block_k": 64, "swizzle_size": 8}
+
+
+def config_for(m: int, n: int, k: int) -> dict[str, int]:
+    """V8's tile for the problem (its model, unchanged for now), raster groups of 8 pairs."""
+    return {**tile_model.choose(m, n, k, NUM_SMS).config, "block_k": tile_model.BLOCK_K, "swizzle_size": 8}
+
+
+class ClusterPipeline(Pipeline):
+    """V8's ring, with empty barriers that count the consumer groups of both blocks of the cluster."""
+
+    def __init__(self, num_stages: int, num_consumers: int):
+        super().__init__(num_stages, num_consumers * CLUSTER)
+
+    def consumer_release(self):
+        with self.single_thread():
+            # Tilus 0.2.0 has no remote plain arrive; an arrive that expects 0 bytes is one. CTA scope: no fence.
+            empty = self.empty[self.release_stage]
+            self.mbarrier.arrive_and_expect_tx_remote(empty, transaction_bytes=0, target_rank=0, scope="cta")
+            self.mbarrier.arrive_and_expect_tx_remote(empty, transaction_bytes=0, target_rank=1, scope="cta")
+        self.release_stage = self.release_stage + 1
+        if self.release_stage == self.num_stages:
+            self.release_stage = 0
+
+
+@tilus.autotune("block_m, block_n, consumers, num_stages", [list(t.config.values()) for t in tile_model.CANDIDATES])
+@tilus.autotune("block_k", [tile_model.BLOCK_K])
+# Pairs of tile rows per raster group: 8 pairs are V8's 16 rows.
+@tilus.autotune("swizzle_size", [8])
+class MatmulV9Cluster(tilus.Script):
+    def __init__(self, block_m: int, block_n: int, consumers: int, num_stages: int, block_k: int, swizzle_size: int):
+        super().__init__()
+        self.block_m, self.block_n, self.block_k = block_m, block_n, block_k
+        self.consumers, self.num_stages, self.swizzle_size = consumers, num_stages, swizzle_size
+        self.group_m = block_m // consumers
+        self.tile = tile_model.Tile(block_m, block_n, consumers, num_stages)
+        self.producer = consumers * 128
+        self.num_sms = NUM_SMS
+
+    def __call__(self, m_size: int32, n_size: int, k_size: int, a_ptr: ~float16, b_ptr: ~float16, c_ptr: ~float16):
+        bm, bn, bk, gm = self.block_m, self.block_n, self.block_k, self.group_m
+        # Whole clusters, one block per SM: 66 clusters of two on 132 SMs.
+        self.attrs.blocks = self.num_sms // CLUSTER * CLUSTER
+        self.attrs.cluster_blocks = CLUSTER
+        self.attrs.warps = self.tile.threads // 32
+        # The raster walks pairs of tile rows; a pair's second tile may lie past M (TMA reads zeros, stores clip).
+        raster = TileRaster(cdiv(cdiv(m_size, bm), CLUSTER), cdiv(n_size, bn), self.swizzle_size)
+        rank: int32 = self.blockIdx.x % CLUSTER
+
+        ga = self.global_view(a_ptr, dtype=float16, shape=[m_size, k_size])
+        gb = self.global_view(b_ptr, dtype=float16, shape=[n_size, k_size])
+        gc = self.global_view(c_ptr, dtype=float16, shape=[m_size, n_size])
+        sa = self.shared_tensor(dtype=float16, shape=[self.num_stages, self.consumers, gm, bk])
+        # B in two halves of block_n / 2 rows: half r is loaded by the block of rank r and multicast to both.
+        sb = self.shared_tensor(dtype=float16, shape=[self.num_stages, CLUSTER, bn // CLUSTER, bk])
+        sc = self.shared_tensor(dtype=float16, shape=[self.consumers, bn // CHUNK, gm, CHUNK])
+        pipe = ClusterPipeline(self.num_stages, num_consumers=self.consumers)
+        # Both blocks' barriers are initialised before either block arrives on or multicasts into the other.
+        self.cluster.sync()
+
+        if self.tile.rebalances_registers:
+            with self.thread_group(thread_begin=self.producer, num_threads=128):
+                setmaxnreg(tile_model.PRODUCER_REGISTERS, "dec")
+                with self.thread_group(thread_begin=0, num_threads=32):
+                    self.produce(pipe, raster, rank, ga, gb, sa, sb, k_size)
+        else:
+            with self.thread_group(thread_begin=self.producer, num_threads=32):
+                self.produce(pipe, raster, rank, ga, gb, sa, sb, k_size)
+
+        self.consumer(0, pipe, raster, rank, sa, sb, sc, gc, k_size, n_size % 8 == 0)
+        self.consumer(1, pipe, raster, rank, sa, sb, sc, gc, k_size, n_size % 8 == 0)
+        if self.consumers == 3:
+            self.consumer(2, pipe, raster, rank, sa, sb, sc, gc, k_size, n_size % 8 == 0)
+        # No block exits while its peer may still multicast into its stages or arrive on its barriers.
+        self.cluster.sync()
+
+    def produce(
+        self,
+        pipe: Pipeline,
+        raster: TileRaster,
+        rank: int32,
+        ga: GlobalTensor,
+        gb: GlobalTensor,
+        sa: SharedTensor,
+        sb: SharedTensor,
+        k_size: int,
+    ):
+        """The producer warp: its own A slabs, and its half of the pair's B tile for both blocks."""
+        half = self.block_n // CLUSTER
+        for pair in range(self.blockIdx.x // CLUSTER, raster.num_tiles, self.gridDim.x // CLUSTER):
+            pair_m, tile_n = raster.tile_of(pair)
+            offset_m: int32 = self.block_m * (pair_m * CLUSTER + rank)
+            offset_n: int32 = self.block_n * tile_n
+            for offset_k in range(0, k_size, self.block_k):
+                # The stage's bytes in this block: its A slabs and both halves of B (one from the peer).
+                stage = pipe.producer_acquire(transaction_bytes=sa[0].nbytes + sb[0].nbytes)
+                full = pipe.full[stage]
+                for group in range(self.consumers):
+                    self.tma.global_to_shared(
+                        src=ga, dst=sa[stage, group], offsets=[offset_m + group * self.group_m, offset_k], mbarrier=full
+                    )
+                # This block's half of B, written to the same offset in both blocks; each block's full barrier
+                # at that offset counts the bytes that land in it.
+                self.tma.global_to_shared(
+                    src=gb,
+                    dst=sb[stage, rank],
+                    offsets=[offset_n + rank * half, offset_k],
+                    mbarrier=full,
+                    multicast_mask=(1 << CLUSTER) - 1,
+                )
+
+    def consumer(
+        self,
+        group: int,
+        pipe: Pipeline,
+        raster: TileRaster,
+        rank: int32,
+        sa: SharedTensor,
+        sb: SharedTensor,
+        sc: SharedTensor,
+        gc: GlobalTensor,
+        k_size: int,
+        tma_store: bool,
+    ):
+        with self.thread_group(thread_begin=group * 128, num_threads=128):
+            if self.tile.rebalances_registers:
+                setmaxnreg(self.tile.consumer_registers, "inc")
+            for pair in range(self.blockIdx.x // CLUSTER, raster.num_tiles, self.gridDim.x // CLUSTER):
+                pair_m, tile_n = raster.tile_of(pair)
+                tile_m = pair_m * CLUSTER + rank
+                acc = self.register_tensor(dtype=float32, shape=[self.group_m, self.block_n], init=0.0)
+                for k_tile in range(cdiv(k_size, self.block_k)):
+                    stage = pipe.consumer_acquire()
+                    self.wgmma.fence()
+                    # The two halves of B form one block_n x block_k tile (each half a whole number of swizzle atoms).
+                    b_tile = self.reshape_shared(sb[stage], [self.block_n, self.block_k])
+                    self.wgmma.mma(sa[stage, group], b_tile.transpose(), acc)
+                    self.wgmma.commit_group()
+                    self.wgmma.wait_group(1)
+                    if k_tile > 0:
+                        pipe.consumer_release()
+                self.wgmma.wait_group(0)
+                pipe.consumer_release()
+
+                offsets = [self.block_m * tile_m + group * self.group_m, self.block_n * tile_n]
+                tile_view = self.reshape_shared(sc.permute([0, 2, 1, 3]), [self.consumers, self.group_m, self.block_n])
+                if tma_store:
+                    with self.thread_group(thread_begin=0, num_threads=32):
+                        self.tma.wait_group(0, read=True)
+                    self.sync()
+                    self.store_shared(tile_view[group], self.cast(acc, dtype=float16))
+                    self.fence.proxy_async(space="shared")
+                    self.sync()
+                    with self.thread_group(thread_begin=0, num_threads=32):
+                        for chunk in range(self.block_n // CHUNK):
+                            self.tma.shared_to_global(
+                                sc[group, chunk], gc, offsets=[offsets[0], offsets[1] + chunk * CHUNK]
+                            )
+                        self.tma.commit_group()
+                else:
+                    self.sync()
+                    staged = tile_view[group]
+                    self.store_shared(staged, self.cast(acc, dtype=float16))
+                    self.sync()
+                    rows = self.load_shared(staged)
+                    self.annotate_layout(rows, self.cuda.default_register_layout(4, float16, staged.shape, 1))
+                    self.store_global(gc, rows, offsets=offsets)
+            with self.thread_group(thread_begin=0, num_threads=32):
+                self.tma.wait_group(0)
+
+
+def main() -> None:
+    common.run_main(common.PerProblem(MatmulV9Cluster, config_for), TITLE)
+
+
+if __name__ == "__main__":
+    main()
