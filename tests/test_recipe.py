@@ -82,29 +82,35 @@ def build(repo: Path, out: Path) -> str:
     return (out / "index.html").read_text(encoding="utf-8")
 
 
-def add_and_build(where: Path) -> tuple[Path, str, Path]:
-    """Steps 1 and 2 in a copy of the repository, then the build: (the copy, the new version, the site)."""
+def add_build_remove_build(where: Path) -> tuple[str, dict[str, str], bool, str]:
+    """Steps 1 and 2 in a copy of the repository, the build, then the new version removed and the build again in
+    the same output folder: (the new version, the first build's index and chapter page, whether the first build
+    has the kernel's gallery page, the second build's index)."""
     repo = copy_repository(where / "repo")
     name = add_version(repo)
     out = where / "html"
     build(repo, out)
-    return repo, name, out
+    first = {page: (out / page).read_text(encoding="utf-8") for page in ("index.html", f"chapters/{name}.html")}
+    in_gallery = (out / "gallery" / f"matmul_{name}.html").exists()
+    (repo / "examples" / "hopper_matmul" / f"matmul_{name}.py").unlink()
+    (repo / "docs" / "chapters" / f"{name}.rst").unlink()
+    return (
+        name,
+        first,
+        in_gallery,
+        build(repo, out),
+    )  # the same output folder: what the first build left must not break it
 
 
 # Started when this file's test is collected (tests/early.py): it runs while the tests before it run.
-early.register(__file__, "recipe", add_and_build)
+early.register(__file__, "recipe", add_build_remove_build)
 
 
 def test_a_new_chapter_is_a_kernel_and_a_page_and_removing_it_builds_again() -> None:
-    repo, name, out = early.result("recipe")
-    index = (out / "index.html").read_text(encoding="utf-8")
-    assert f'href="chapters/{name}.html"' in index, "the index does not list the new chapter"
-    page = (out / "chapters" / f"{name}.html").read_text(encoding="utf-8")
+    name, first, in_gallery, index_after_removal = early.result("recipe")
+    assert f'href="chapters/{name}.html"' in first["index.html"], "the index does not list the new chapter"
+    page = first[f"chapters/{name}.html"]
     assert "not measured yet" in page and "budget" in page.lower()
     assert page.count('<details class="kernel-diff">') == 1, "the new chapter does not offer its diff"
-    assert (out / "gallery" / f"matmul_{name}.html").exists(), "the gallery has no page for the new kernel"
-
-    (repo / "examples" / "hopper_matmul" / f"matmul_{name}.py").unlink()
-    (repo / "docs" / "chapters" / f"{name}.rst").unlink()
-    index = build(repo, out)  # the same output folder: what the first build left must not break this one
-    assert f"chapters/{name}.html" not in index and f"matmul_{name}" not in index
+    assert in_gallery, "the gallery has no page for the new kernel"
+    assert f"chapters/{name}.html" not in index_after_removal and f"matmul_{name}" not in index_after_removal
