@@ -36,7 +36,11 @@ TUNED = {"block_m": 128, "block_n": 256, "consumers": 2, "num_stages": 3, "block
 
 
 def config_for(m: int, n: int, k: int) -> dict[str, int]:
-    """V8's tile for the problem (its model, unchanged for now), raster groups of 8 pairs."""
+    """V8's tile for the problem (its model, unchanged for now), raster groups of 8 pairs.
+
+    The model counts ceil(tiles / 132) rounds; in pairs the draft takes ceil(pairs / 66): the same at every sweep
+    shape, a round more at some small ones (576 x 6144 at 128 x 256: 1 -> 2). The model must count pairs before
+    the draft becomes a version."""
     return {**tile_model.choose(m, n, k, NUM_SMS).config, "block_k": tile_model.BLOCK_K, "swizzle_size": 8}
 
 
