@@ -26,8 +26,13 @@ from tilus.utils import cdiv
 
 import common
 import tile_model
+from matmul_bench.kernels import load
 from pipeline import Pipeline
 from raster import TileRaster
+
+# The V6 cluster attempt's ring: empty barriers that count the consumer groups of both blocks of the cluster, each
+# group arriving on both; this draft releases those remote arrives at CTA scope (no fences, see v6_cluster.py).
+ClusterPipeline = load("v6_cluster").ClusterPipeline
 
 TITLE = "clusters of two with TMA multicast (draft)"
 CLUSTER = 2  # blocks per cluster, along M
@@ -42,23 +47,6 @@ def config_for(m: int, n: int, k: int) -> dict[str, int]:
     shape, a round more at some small ones (576 x 6144 at 128 x 256: 1 -> 2). The model must count pairs before
     the draft becomes a version."""
     return {**tile_model.choose(m, n, k, NUM_SMS).config, "block_k": tile_model.BLOCK_K, "swizzle_size": 8}
-
-
-class ClusterPipeline(Pipeline):
-    """V8's ring, with empty barriers that count the consumer groups of both blocks of the cluster."""
-
-    def __init__(self, num_stages: int, num_consumers: int):
-        super().__init__(num_stages, num_consumers * CLUSTER)
-
-    def consumer_release(self):
-        with self.single_thread():
-            # Tilus 0.2.0 has no remote plain arrive; an arrive that expects 0 bytes is one. CTA scope: no fence.
-            empty = self.empty[self.release_stage]
-            self.mbarrier.arrive_and_expect_tx_remote(empty, transaction_bytes=0, target_rank=0, scope="cta")
-            self.mbarrier.arrive_and_expect_tx_remote(empty, transaction_bytes=0, target_rank=1, scope="cta")
-        self.release_stage = self.release_stage + 1
-        if self.release_stage == self.num_stages:
-            self.release_stage = 0
 
 
 @tilus.autotune("block_m, block_n, consumers, num_stages", [list(t.config.values()) for t in tile_model.CANDIDATES])
@@ -92,7 +80,7 @@ class MatmulV9Cluster(tilus.Script):
         # B in two halves of block_n / 2 rows: half r is loaded by the block of rank r and multicast to both.
         sb = self.shared_tensor(dtype=float16, shape=[self.num_stages, CLUSTER, bn // CLUSTER, bk])
         sc = self.shared_tensor(dtype=float16, shape=[self.consumers, bn // CHUNK, gm, CHUNK])
-        pipe = ClusterPipeline(self.num_stages, num_consumers=self.consumers)
+        pipe = ClusterPipeline(self.num_stages, num_consumers=self.consumers, arrive_scope="cta")
         # Both blocks' barriers are initialised before either block arrives on or multicasts into the other.
         self.cluster.sync()
 
