@@ -1,0 +1,130 @@
+"""GPU check of the V9 draft (experiments/v9_cluster.py): every tile checked, V9 timed next to V8 and cuBLAS.
+
+    python experiments/v9_check.py [--rounds 8] [--tiles] [--shapes MxNxK ...] [--json PATH]
+    compute-sanitizer --tool racecheck python experiments/v9_check.py --sanitize
+
+1. build and check, each (implementation, shape) in its own process, many at once: the draft pinned to every tile
+   of the menu at common.CHECK_SHAPES, and V8 and the draft (each its own config_for) at every timed shape;
+2. time, shape by shape: rounds in alternating order of V8, the draft (with --tiles: the draft pinned to every tile
+   too) and cuBLAS, each a CUDA-event median with L2 flushed before every call; ratios pair the calls of one round.
+
+A development check, one process and no warm-up: the replicated verdicts come from `record --steps "v9 draft,..."`.
+With --sanitize: the 128 x 256 draft at two small ragged shapes in this process (no builds in children), for a
+sanitizer. Exit status 1 if any check fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from matmul_bench import jobs, kernels
+
+common, tile_model = kernels.load("common"), kernels.load("tile_model")
+DRAFT = str(kernels.EXPERIMENTS_DIR / "v9_cluster.py")
+V8 = str(kernels.KERNEL_DIR / "matmul_v8.py")
+SWEEP = ((2048, 2048, 2048), (4096, 4096, 4096), (6144, 6144, 6144), (8192, 8192, 8192), (16384, 16384, 16384),
+         (8192, 28672, 4096), (16384, 8192, 1024), (5120, 5120, 5120), (3000, 5000, 4096))  # fmt: skip
+SANITIZE_SHAPES = ((129, 257, 64), (1000, 3000, 520))
+
+
+def tile_config(tile: Any) -> dict[str, int]:
+    return {**tile.config, "block_k": tile_model.BLOCK_K, "swizzle_size": 8}
+
+
+def implementations(with_tiles: bool) -> dict[str, tuple[str, str, dict[str, int] | None]]:
+    """name -> (file, class, pinned config or None for the file's config_for)."""
+    found = {"V8": (V8, "MatmulV8", None), "V9": (DRAFT, "MatmulV9Cluster", None)}
+    if with_tiles:
+        found |= {f"V9 {t.name}": (DRAFT, "MatmulV9Cluster", tile_config(t)) for t in tile_model.CANDIDATES}
+    return found
+
+
+def sanitize() -> int:
+    tile = next(t for t in tile_model.CANDIDATES if t.name == "128x256")
+    kernel = kernels.make_kernel(DRAFT, "MatmulV9Cluster", tile_config(tile))
+    failed = 0
+    for shape in SANITIZE_SHAPES:
+        result = common.check(kernel, *shape, seed=0)
+        failed += not result.ok
+        print(f"{shape}: {result.describe()}", flush=True)
+    return 1 if failed else 0
+
+
+def spread(values: list[float]) -> str:
+    return f"{statistics.median(values):.3f} [{min(values):.3f}-{max(values):.3f}]"
+
+
+def time_shape(shape: tuple[int, ...], impls: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
+    """Rounds in alternating order at one shape; prints each implementation's ratio to cuBLAS and to V8."""
+    m, n, k = shape
+    a, b = common.random_operands(m, n, k, seed=1)
+    c = torch.empty(m, n, dtype=torch.float16, device="cuda")
+    built = {name: kernels.make_kernel(file, cls, config) for name, (file, cls, config) in impls.items()}
+    calls = {name: (lambda kern=kernel: kern(m, n, k, a, b, c)) for name, kernel in built.items()}
+    calls["cuBLAS"] = lambda: torch.matmul(a, b.T, out=c)
+    ms: dict[str, list[float]] = {name: [] for name in calls}
+    for round_ in range(args.rounds):
+        for name in list(calls) if round_ % 2 == 0 else list(reversed(calls)):
+            ms[name].append(common.time_ms(calls[name], warmup=3, repeats=args.repeats))
+    cublas = statistics.median(ms["cuBLAS"])
+    print(f"\n{m}x{n}x{k}: cuBLAS {cublas:.3f} ms ({common.tflops(m, n, k, cublas):.0f} TFLOPS)", flush=True)
+    for name, kernel in built.items():
+        tile = common.tuned_config(kernel)
+        tile_name = f"{tile.get('block_m')}x{tile.get('block_n')}/{tile.get('num_stages')}"
+        to_cublas = [cub / ours for cub, ours in zip(ms["cuBLAS"], ms[name], strict=True)]
+        to_v8 = [v8 / ours for v8, ours in zip(ms["V8"], ms[name], strict=True)]
+        print(f"  {name:>12} {tile_name:>11} x cuBLAS {spread(to_cublas)}  x V8 {spread(to_v8)}", flush=True)
+    return {"shape": list(shape), "ms": ms}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=8)
+    parser.add_argument("--repeats", type=int, default=10, help="timed calls per implementation and round")
+    parser.add_argument("--jobs", type=int, default=14)
+    parser.add_argument("--tiles", action="store_true", help="time the draft pinned to every tile too")
+    parser.add_argument("--shapes", nargs="*", help="timed shapes MxNxK ... (default: the sweep and two more)")
+    parser.add_argument("--json", type=Path, help="write every measurement here")
+    parser.add_argument("--sanitize", action="store_true", help="only the in-process check for a sanitizer")
+    args = parser.parse_args()
+    common.require_hopper()
+    if args.sanitize:
+        return sanitize()
+    shapes = [tuple(int(x) for x in s.split("x")) for s in args.shapes] if args.shapes else list(SWEEP)
+    impls = implementations(args.tiles)
+    t0 = time.perf_counter()
+
+    specs = [{"file": DRAFT, "cls": "MatmulV9Cluster", "config": tile_config(t), "shapes": [list(s)], "check": True}
+             for t in tile_model.CANDIDATES for s in common.CHECK_SHAPES]  # fmt: skip
+    specs += [{"file": f, "cls": c, "config": cfg, "shapes": [list(s)], "check": True}
+              for f, c, cfg in impls.values() for s in shapes]  # fmt: skip
+    failed = 0
+    checks = []
+    for spec, answer in zip(specs, jobs.build_all(specs, jobs=args.jobs), strict=True):
+        label = f"{Path(spec['file']).stem} {spec['config'] or 'config_for'}"
+        if answer.get("error"):
+            print(f"{label} {spec['shapes'][0]}: {answer['error'][-600:]}", flush=True)
+        for check in answer["checks"]:
+            print(f"{label}: {check['report']}", flush=True)
+            checks.append({"label": label, **check})
+        failed += not answer["ok"]
+    print(f"{len(specs)} builds and checks in {time.perf_counter() - t0:.0f} s, {failed} failed", flush=True)
+
+    records = [time_shape(shape, impls, args) for shape in shapes]
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps({"gpu": torch.cuda.get_device_name(), "checks": checks, "timings": records}))
+    print(f"done in {time.perf_counter() - t0:.0f} s; {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
