@@ -44,6 +44,12 @@ def implementations(with_tiles: bool) -> dict[str, tuple[str, str, dict[str, int
     found = {"V8": (V8, "MatmulV8", None), "V9": (DRAFT, "MatmulV9Cluster", None)}
     if with_tiles:
         found |= {f"V9 {t.name}": (DRAFT, "MatmulV9Cluster", tile_config(t)) for t in tile_model.CANDIDATES}
+        # V8's 128 x 192 (4 stages): whether the draft's lead with it at some shapes is the tile's or the cluster's.
+        wide = next(t for t in tile_model.CANDIDATES if t.name == "128x192")
+        found["V8 128x192"] = (V8, "MatmulV8", {**wide.config, "block_k": tile_model.BLOCK_K, "swizzle_size": 16})
+        # Clusters of four (B in quarters): 30 fit at once (plots/results/logs/cluster-occupancy-2026-12-02.txt).
+        wide = next(t for t in tile_model.CANDIDATES if t.name == "128x256")
+        found["V9 c4 128x256"] = (DRAFT, "MatmulV9Cluster", {**tile_config(wide), "cluster": 4, "grid_blocks": 120})
     return found
 
 
@@ -92,6 +98,7 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=14)
     parser.add_argument("--tiles", action="store_true", help="time the draft pinned to every tile too")
     parser.add_argument("--shapes", nargs="*", help="timed shapes MxNxK ... (default: the sweep and two more)")
+    parser.add_argument("--check", nargs="*", help="pinned drafts to check at CHECK_SHAPES (default: all)")
     parser.add_argument("--json", type=Path, help="write every measurement here")
     parser.add_argument("--sanitize", action="store_true", help="only the in-process check for a sanitizer")
     args = parser.parse_args()
@@ -102,8 +109,10 @@ def main() -> int:
     impls = implementations(args.tiles)
     t0 = time.perf_counter()
 
-    specs = [{"file": DRAFT, "cls": "MatmulV9Cluster", "config": tile_config(t), "shapes": [list(s)], "check": True}
-             for t in tile_model.CANDIDATES for s in common.CHECK_SHAPES]  # fmt: skip
+    checked = args.check or [name for name, spec in impls.items() if name.startswith("V9 ")]
+    pinned = [impls[name][2] for name in checked] or [tile_config(t) for t in tile_model.CANDIDATES]
+    specs = [{"file": DRAFT, "cls": "MatmulV9Cluster", "config": cfg, "shapes": [list(s)], "check": True}
+             for cfg in pinned for s in common.CHECK_SHAPES]  # fmt: skip
     specs += [{"file": f, "cls": c, "config": cfg, "shapes": [list(s)], "check": True}
               for f, c, cfg in impls.values() for s in shapes]  # fmt: skip
     failed = 0

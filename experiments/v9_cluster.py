@@ -26,17 +26,31 @@ from tilus.utils import cdiv
 
 import common
 import tile_model
-from matmul_bench.kernels import load
 from pipeline import Pipeline
 from raster import TileRaster
 
-# The V6 cluster attempt's ring: empty barriers that count the consumer groups of both blocks of the cluster, each
-# group arriving on both; this draft releases those remote arrives at CTA scope (no fences, see v6_cluster.py).
-ClusterPipeline = load("v6_cluster").ClusterPipeline
+
+# Empty barriers that count the consumer groups of every block of the cluster, each group arriving on all of them
+# (the V6 cluster attempt's ring, for any cluster size). The remote arrives are released at CTA scope: at cluster
+# scope (Tilus's default) ptxas fences each one (v6_cluster.py); the WGMMAs that read the stage have retired.
+class ClusterPipeline(Pipeline):
+    def __init__(self, num_stages: int, num_consumers: int, cluster_size: int):
+        super().__init__(num_stages, num_consumers * cluster_size)
+        self.cluster_size: int = cluster_size
+
+    def consumer_release(self):
+        with self.single_thread():
+            # Tilus 0.2.0 has no remote plain arrive; an arrive that expects 0 bytes is one.
+            for rank in range(self.cluster_size):
+                self.mbarrier.arrive_and_expect_tx_remote(
+                    self.empty[self.release_stage], transaction_bytes=0, target_rank=rank, scope="cta"
+                )
+        self.release_stage = self.release_stage + 1
+        if self.release_stage == self.num_stages:
+            self.release_stage = 0
+
 
 TITLE = "clusters of two with TMA multicast (draft)"
-CLUSTER = 2  # blocks per cluster, along M
-
 TUNED = {"block_m": 128, "block_n": 256, "consumers": 2, "num_stages": 3, "block_k": 64, "swizzle_size": 8}
 
 
@@ -53,9 +67,24 @@ def config_for(m: int, n: int, k: int) -> dict[str, int]:
 @tilus.autotune("block_k", [tile_model.BLOCK_K])
 # Pairs of tile rows per raster group: 8 pairs are V8's 16 rows.
 @tilus.autotune("swizzle_size", [8])
+# Blocks per cluster along M, each loading 1 / cluster of B for all (an experiment: 4 halves B's bytes again).
+@tilus.autotune("cluster", [2])
 class MatmulV9Cluster(tilus.Script):
-    def __init__(self, block_m: int, block_n: int, consumers: int, num_stages: int, block_k: int, swizzle_size: int):
+    def __init__(
+        self,
+        block_m: int,
+        block_n: int,
+        consumers: int,
+        num_stages: int,
+        block_k: int,
+        swizzle_size: int,
+        cluster: int = 2,
+        grid_blocks: int = 0,
+    ):
         super().__init__()
+        self.cluster_size = cluster
+        # Whole clusters, one block per SM (or grid_blocks, when fewer clusters fit in the GPCs).
+        self.grid_blocks = grid_blocks or NUM_SMS // cluster * cluster
         self.block_m, self.block_n, self.block_k = block_m, block_n, block_k
         self.consumers, self.num_stages, self.swizzle_size = consumers, num_stages, swizzle_size
         self.group_m = block_m // consumers
@@ -65,8 +94,8 @@ class MatmulV9Cluster(tilus.Script):
 
     def __call__(self, m_size: int32, n_size: int, k_size: int, a_ptr: ~float16, b_ptr: ~float16, c_ptr: ~float16):
         bm, bn, bk, gm = self.block_m, self.block_n, self.block_k, self.group_m
-        # Whole clusters, one block per SM: 66 clusters of two on 132 SMs.
-        self.attrs.blocks = self.num_sms // CLUSTER * CLUSTER
+        CLUSTER = self.cluster_size  # noqa: N806
+        self.attrs.blocks = self.grid_blocks
         self.attrs.cluster_blocks = CLUSTER
         self.attrs.warps = self.tile.threads // 32
         # The raster walks pairs of tile rows; a pair's second tile may lie past M (TMA reads zeros, stores clip).
@@ -80,7 +109,7 @@ class MatmulV9Cluster(tilus.Script):
         # B in two halves of block_n / 2 rows: half r is loaded by the block of rank r and multicast to both.
         sb = self.shared_tensor(dtype=float16, shape=[self.num_stages, CLUSTER, bn // CLUSTER, bk])
         sc = self.shared_tensor(dtype=float16, shape=[self.consumers, bn // CHUNK, gm, CHUNK])
-        pipe = ClusterPipeline(self.num_stages, num_consumers=self.consumers, arrive_scope="cta")
+        pipe = ClusterPipeline(self.num_stages, num_consumers=self.consumers, cluster_size=CLUSTER)
         # Both blocks' barriers are initialised before either block arrives on or multicasts into the other.
         self.cluster.sync()
 
@@ -112,6 +141,7 @@ class MatmulV9Cluster(tilus.Script):
         k_size: int,
     ):
         """The producer warp: its own A slabs, and its half of the pair's B tile for both blocks."""
+        CLUSTER = self.cluster_size  # noqa: N806
         half = self.block_n // CLUSTER
         for pair in range(self.blockIdx.x // CLUSTER, raster.num_tiles, self.gridDim.x // CLUSTER):
             pair_m, tile_n = raster.tile_of(pair)
@@ -148,6 +178,7 @@ class MatmulV9Cluster(tilus.Script):
         k_size: int,
         tma_store: bool,
     ):
+        CLUSTER = self.cluster_size  # noqa: N806
         with self.thread_group(thread_begin=group * 128, num_threads=128):
             if self.tile.rebalances_registers:
                 setmaxnreg(self.tile.consumer_registers, "inc")
