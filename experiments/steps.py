@@ -84,6 +84,13 @@ VARIANTS: dict[str, tuple[str, str, dict[str, Any] | None, str]] = {
     ),
     # The V9 draft: V8's tile per problem, in clusters of two along M with B multicast (experiments/v9_cluster.py).
     "v9-cluster": ("v9_cluster.py", "MatmulV9Cluster", None, "V8 in clusters of two along M, B multicast"),
+    # Two accumulators per consumer group, C staged half at a time: the 32 KB it frees holds a fourth stage.
+    "v9-h2s4": (
+        "v9_cluster.py",
+        "MatmulV9Cluster",
+        dict(cfg(128, 256, 64, 4, 8), consumers=2, halves=2),
+        "the draft at 128 x 256, C staged in halves: a 4th stage",
+    ),
     # What the model picked at 3000 x 7000 x 5000 before it learned the L2 bound of rows off the 32-byte sectors.
     "v8-256x128": (
         "matmul_v8.py",
@@ -249,12 +256,13 @@ RUNS: dict[str, dict[str, Any]] = {
         "variants": ["v7", "v8-256x128", "v8"],
         "kept": ["v8"],
     },
-    # Issue 30: the V9 draft against V8, in one rotation per shape (not yet recorded).
+    # Issue 30: the V9 draft against V8, and its fourth stage over it, in one rotation per shape.
     "v9 draft": {
         "after": "v8",
         "title": "clusters of two with B multicast over V8 at 8192^3",
         "baseline": "v8",
-        "variants": ["v8", "v9-cluster"],
+        "variants": ["v8", "v9-cluster", "v9-h2s4"],
+        "over": {"v9-h2s4": "v9-cluster"},
         "kept": [],
     },
     "v9 draft at 4096^3": {
@@ -262,7 +270,8 @@ RUNS: dict[str, dict[str, Any]] = {
         "title": "clusters of two with B multicast over V8 at 4096^3",
         "shape": (4096, 4096, 4096),
         "baseline": "v8",
-        "variants": ["v8", "v9-cluster"],
+        "variants": ["v8", "v9-cluster", "v9-h2s4"],
+        "over": {"v9-h2s4": "v9-cluster"},
         "kept": [],
     },
     "v9 draft short K": {
@@ -270,7 +279,8 @@ RUNS: dict[str, dict[str, Any]] = {
         "title": "clusters of two with B multicast over V8 at a short K",
         "shape": (16384, 8192, 1024),
         "baseline": "v8",
-        "variants": ["v8", "v9-cluster"],
+        "variants": ["v8", "v9-cluster", "v9-h2s4"],
+        "over": {"v9-h2s4": "v9-cluster"},
         "kept": [],
     },
     # N % 8 != 0: C's rows cannot be stored by TMA, so V7 and V8 copy them out with the consumers' own threads.

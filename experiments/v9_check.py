@@ -1,16 +1,18 @@
 """GPU check of the V9 draft (experiments/v9_cluster.py): every tile checked, V9 timed next to V8 and cuBLAS.
 
-    python experiments/v9_check.py [--rounds 8] [--tiles] [--shapes MxNxK ...] [--json PATH]
+    python experiments/v9_check.py [--rounds 8] [--extra NAME ...] [--check NAME ...] [--shapes MxNxK ...]
     compute-sanitizer --tool racecheck python experiments/v9_check.py --sanitize
 
-1. build and check, each (implementation, shape) in its own process, many at once: the draft pinned to every tile
-   of the menu at common.CHECK_SHAPES, and V8 and the draft (each its own config_for) at every timed shape;
-2. time, shape by shape: rounds in alternating order of V8, the draft (with --tiles: the draft pinned to every tile
-   too) and cuBLAS, each a CUDA-event median with L2 flushed before every call; ratios pair the calls of one round.
+1. build and check, each (implementation, shape) in its own process, many at once: the pinned drafts named by
+   --check (default: every --extra draft) at common.CHECK_SHAPES, and every timed implementation at every timed
+   shape;
+2. time, shape by shape: rounds in alternating order of V8, the draft (its config_for), the --extra
+   configurations and cuBLAS, each a CUDA-event median with L2 flushed before every call; ratios pair the calls
+   of one round.
 
 A development check, one process and no warm-up: the replicated verdicts come from `record --steps "v9 draft,..."`.
-With --sanitize: the 128 x 256 draft at two small ragged shapes in this process (no builds in children), for a
-sanitizer. Exit status 1 if any check fails.
+With --sanitize: the 128 x 256 draft (or the first --extra) at two small ragged shapes in this process (no builds
+in children), for a sanitizer. Exit status 1 if any check fails.
 """
 
 from __future__ import annotations
@@ -39,23 +41,32 @@ def tile_config(tile: Any) -> dict[str, int]:
     return {**tile.config, "block_k": tile_model.BLOCK_K, "swizzle_size": 8}
 
 
-def implementations(with_tiles: bool) -> dict[str, tuple[str, str, dict[str, int] | None]]:
-    """name -> (file, class, pinned config or None for the file's config_for)."""
-    found = {"V8": (V8, "MatmulV8", None), "V9": (DRAFT, "MatmulV9Cluster", None)}
-    if with_tiles:
-        found |= {f"V9 {t.name}": (DRAFT, "MatmulV9Cluster", tile_config(t)) for t in tile_model.CANDIDATES}
-        # V8's 128 x 192 (4 stages): whether the draft's lead with it at some shapes is the tile's or the cluster's.
-        wide = next(t for t in tile_model.CANDIDATES if t.name == "128x192")
-        found["V8 128x192"] = (V8, "MatmulV8", {**wide.config, "block_k": tile_model.BLOCK_K, "swizzle_size": 16})
-        # Clusters of four (B in quarters): 30 fit at once (plots/results/logs/cluster-occupancy-2026-12-02.txt).
-        wide = next(t for t in tile_model.CANDIDATES if t.name == "128x256")
-        found["V9 c4 128x256"] = (DRAFT, "MatmulV9Cluster", {**tile_config(wide), "cluster": 4, "grid_blocks": 120})
+def extras() -> dict[str, tuple[str, str, dict[str, int]]]:
+    """Pinned configurations to time beside V8 and the draft (--extra NAME ...)."""
+    tiles = {t.name: t for t in tile_model.CANDIDATES}
+    wide = tiles["128x256"]
+    found = {f"v9-{t.name}": (DRAFT, "MatmulV9Cluster", tile_config(t)) for t in tile_model.CANDIDATES}
+    # V8's 128 x 192 (4 stages): whether the draft's lead with it at some shapes is the tile's or the cluster's.
+    v8_config = {**tiles["128x192"].config, "block_k": tile_model.BLOCK_K, "swizzle_size": 16}
+    found["v8-128x192"] = (V8, "MatmulV8", v8_config)
+    # Clusters of four (B in quarters): 30 fit at once (plots/results/logs/cluster-occupancy-2026-12-02.txt).
+    found["v9-c4"] = (DRAFT, "MatmulV9Cluster", {**tile_config(wide), "cluster": 4, "grid_blocks": 120})
+    # Two accumulators per group and C staged half at a time: 3 stages (the split's cost), 4 (the stage it frees).
+    found["v9-h2s3"] = (DRAFT, "MatmulV9Cluster", {**tile_config(wide), "halves": 2})
+    found["v9-h2s4"] = (DRAFT, "MatmulV9Cluster", {**tile_config(wide), "halves": 2, "num_stages": 4})
     return found
 
 
-def sanitize() -> int:
+def implementations(extra: list[str]) -> dict[str, tuple[str, str, dict[str, int] | None]]:
+    """name -> (file, class, pinned config or None for the file's config_for)."""
+    known = extras()
+    return {"V8": (V8, "MatmulV8", None), "V9": (DRAFT, "MatmulV9Cluster", None), **{e: known[e] for e in extra}}
+
+
+def sanitize(extra: list[str]) -> int:
     tile = next(t for t in tile_model.CANDIDATES if t.name == "128x256")
-    kernel = kernels.make_kernel(DRAFT, "MatmulV9Cluster", tile_config(tile))
+    config = extras()[extra[0]][2] if extra else tile_config(tile)
+    kernel = kernels.make_kernel(DRAFT, "MatmulV9Cluster", config)
     failed = 0
     for shape in SANITIZE_SHAPES:
         result = common.check(kernel, *shape, seed=0)
@@ -96,7 +107,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--repeats", type=int, default=10, help="timed calls per implementation and round")
     parser.add_argument("--jobs", type=int, default=14)
-    parser.add_argument("--tiles", action="store_true", help="time the draft pinned to every tile too")
+    parser.add_argument("--extra", nargs="*", default=[], help=f"also time these: {', '.join(extras())}")
     parser.add_argument("--shapes", nargs="*", help="timed shapes MxNxK ... (default: the sweep and two more)")
     parser.add_argument("--check", nargs="*", help="pinned drafts to check at CHECK_SHAPES (default: all)")
     parser.add_argument("--json", type=Path, help="write every measurement here")
@@ -104,13 +115,13 @@ def main() -> int:
     args = parser.parse_args()
     common.require_hopper()
     if args.sanitize:
-        return sanitize()
+        return sanitize(args.extra)
     shapes = [tuple(int(x) for x in s.split("x")) for s in args.shapes] if args.shapes else list(SWEEP)
-    impls = implementations(args.tiles)
+    impls = implementations(args.extra)
     t0 = time.perf_counter()
 
-    checked = args.check or [name for name, spec in impls.items() if name.startswith("V9 ")]
-    pinned = [impls[name][2] for name in checked] or [tile_config(t) for t in tile_model.CANDIDATES]
+    checked = args.check if args.check is not None else [name for name in impls if name.startswith("v9-")]
+    pinned = [extras()[name][2] for name in checked]
     specs = [{"file": DRAFT, "cls": "MatmulV9Cluster", "config": cfg, "shapes": [list(s)], "check": True}
              for cfg in pinned for s in common.CHECK_SHAPES]  # fmt: skip
     specs += [{"file": f, "cls": c, "config": cfg, "shapes": [list(s)], "check": True}

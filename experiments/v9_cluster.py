@@ -21,7 +21,7 @@
 
 import tilus
 from matmul_v8 import CHUNK, NUM_SMS
-from tilus import GlobalTensor, SharedTensor, float16, float32, int32
+from tilus import GlobalTensor, RegisterTensor, SharedTensor, float16, float32, int32
 from tilus.hidet.ir.primitives.cuda.setmaxnreg import setmaxnreg  # PTX that Tilus 0.2.0 has no instruction for
 from tilus.utils import cdiv
 
@@ -70,6 +70,9 @@ def config_for(m: int, n: int, k: int) -> dict[str, int]:
 @tilus.autotune("swizzle_size", [8])
 # Blocks per cluster along M, each loading 1 / cluster of B for all (an experiment: 4 halves B's bytes again).
 @tilus.autotune("cluster", [2])
+# Accumulators per consumer group (clusters of two): 2 keeps the two halves of B's columns in two accumulators,
+# so that C can be staged half at a time in half the buffer, which leaves room for a fourth stage at 128 x 256.
+@tilus.autotune("halves", [1])
 class MatmulV9Cluster(tilus.Script):
     def __init__(
         self,
@@ -81,8 +84,11 @@ class MatmulV9Cluster(tilus.Script):
         swizzle_size: int,
         cluster: int = 2,
         grid_blocks: int = 0,
+        halves: int = 1,
     ):
         super().__init__()
+        assert halves in (1, 2) and (halves == 1 or cluster == 2), (halves, cluster)
+        self.halves = halves
         self.cluster_size = cluster
         # Whole clusters, one block per SM (or grid_blocks, when fewer clusters fit in the GPCs).
         self.grid_blocks = grid_blocks or NUM_SMS // cluster * cluster
@@ -109,7 +115,7 @@ class MatmulV9Cluster(tilus.Script):
         sa = self.shared_tensor(dtype=float16, shape=[self.num_stages, self.consumers, gm, bk])
         # B in two halves of block_n / 2 rows: half r is loaded by the block of rank r and multicast to both.
         sb = self.shared_tensor(dtype=float16, shape=[self.num_stages, CLUSTER, bn // CLUSTER, bk])
-        sc = self.shared_tensor(dtype=float16, shape=[self.consumers, bn // CHUNK, gm, CHUNK])
+        sc = self.shared_tensor(dtype=float16, shape=[self.consumers, bn // self.halves // CHUNK, gm, CHUNK])
         pipe = ClusterPipeline(self.num_stages, num_consumers=self.consumers, cluster_size=CLUSTER)
         # Both blocks' barriers are initialised before either block arrives on or multicasts into the other.
         self.cluster.sync()
@@ -186,13 +192,21 @@ class MatmulV9Cluster(tilus.Script):
             for pair in range(self.blockIdx.x // CLUSTER, raster.num_tiles, self.gridDim.x // CLUSTER):
                 pair_m, tile_n = raster.tile_of(pair)
                 tile_m = pair_m * CLUSTER + rank
-                acc = self.register_tensor(dtype=float32, shape=[self.group_m, self.block_n], init=0.0)
+                width = self.block_n // self.halves
+                acc = self.register_tensor(dtype=float32, shape=[self.group_m, width], init=0.0)
+                if self.halves == 2:
+                    acc_right = self.register_tensor(dtype=float32, shape=[self.group_m, width], init=0.0)
                 for k_tile in range(cdiv(k_size, self.block_k)):
                     stage = pipe.consumer_acquire()
                     self.wgmma.fence()
-                    # The two halves of B form one block_n x block_k tile (each half a whole number of swizzle atoms).
-                    b_tile = self.reshape_shared(sb[stage], [self.block_n, self.block_k])
-                    self.wgmma.mma(sa[stage, group], b_tile.transpose(), acc)
+                    if self.halves == 2:
+                        # One m64n128 WGMMA per half of B (the halves the pair's blocks loaded), into its own acc.
+                        self.wgmma.mma(sa[stage, group], sb[stage, 0].transpose(), acc)
+                        self.wgmma.mma(sa[stage, group], sb[stage, 1].transpose(), acc_right)
+                    else:
+                        # The two halves of B form one block_n x block_k tile (each a whole number of swizzle atoms).
+                        b_tile = self.reshape_shared(sb[stage], [self.block_n, self.block_k])
+                        self.wgmma.mma(sa[stage, group], b_tile.transpose(), acc)
                     self.wgmma.commit_group()
                     self.wgmma.wait_group(1)
                     if k_tile > 0:
@@ -200,31 +214,47 @@ class MatmulV9Cluster(tilus.Script):
                 self.wgmma.wait_group(0)
                 pipe.consumer_release()
 
-                offsets = [self.block_m * tile_m + group * self.group_m, self.block_n * tile_n]
-                tile_view = self.reshape_shared(sc.permute([0, 2, 1, 3]), [self.consumers, self.group_m, self.block_n])
-                if tma_store:
-                    with self.thread_group(thread_begin=0, num_threads=32):
-                        self.tma.wait_group(0, read=True)
-                    self.sync()
-                    self.store_shared(tile_view[group], self.cast(acc, dtype=float16))
-                    self.fence.proxy_async(space="shared")
-                    self.sync()
-                    with self.thread_group(thread_begin=0, num_threads=32):
-                        for chunk in range(self.block_n // CHUNK):
-                            self.tma.shared_to_global(
-                                sc[group, chunk], gc, offsets=[offsets[0], offsets[1] + chunk * CHUNK]
-                            )
-                        self.tma.commit_group()
-                else:
-                    self.sync()
-                    staged = tile_view[group]
-                    self.store_shared(staged, self.cast(acc, dtype=float16))
-                    self.sync()
-                    rows = self.load_shared(staged)
-                    self.annotate_layout(rows, self.cuda.default_register_layout(4, float16, staged.shape, 1))
-                    self.store_global(gc, rows, offsets=offsets)
+                self.store_c(group, acc, 0, tile_m, tile_n, sc, gc, tma_store)
+                if self.halves == 2:
+                    self.store_c(group, acc_right, 1, tile_m, tile_n, sc, gc, tma_store)
             with self.thread_group(thread_begin=0, num_threads=32):
                 self.tma.wait_group(0)
+
+    def store_c(
+        self,
+        group: int,
+        acc: RegisterTensor,
+        half: int,
+        tile_m: int32,
+        tile_n: int32,
+        sc: SharedTensor,
+        gc: GlobalTensor,
+        tma_store: bool,
+    ):
+        """One accumulator (the whole tile's columns, or one half) through the staging buffer to C."""
+        width = self.block_n // self.halves
+        offsets = [self.block_m * tile_m + group * self.group_m, self.block_n * tile_n + half * width]
+        tile_view = self.reshape_shared(sc.permute([0, 2, 1, 3]), [self.consumers, self.group_m, width])
+        if tma_store:
+            # The buffer is free once TMA has read the last store from it (the previous tile's, or the other half).
+            with self.thread_group(thread_begin=0, num_threads=32):
+                self.tma.wait_group(0, read=True)
+            self.sync()
+            self.store_shared(tile_view[group], self.cast(acc, dtype=float16))
+            self.fence.proxy_async(space="shared")
+            self.sync()
+            with self.thread_group(thread_begin=0, num_threads=32):
+                for chunk in range(width // CHUNK):
+                    self.tma.shared_to_global(sc[group, chunk], gc, offsets=[offsets[0], offsets[1] + chunk * CHUNK])
+                self.tma.commit_group()
+        else:
+            self.sync()
+            staged = tile_view[group]
+            self.store_shared(staged, self.cast(acc, dtype=float16))
+            self.sync()
+            rows = self.load_shared(staged)
+            self.annotate_layout(rows, self.cuda.default_register_layout(4, float16, staged.shape, 1))
+            self.store_global(gc, rows, offsets=offsets)
 
 
 def main() -> None:
