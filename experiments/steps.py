@@ -143,7 +143,7 @@ RUNS: dict[str, dict[str, Any]] = {
         "kept": [],
     },
     # Why the attempt lost (issue 30): its build puts MEMBAR.ALL.CTA and MEMBAR.ALL.GPU before each remote arrive of
-    # the K loop (release semantics at cluster scope); at CTA scope they are gone. Not yet recorded.
+    # the K loop (release semantics at cluster scope); at CTA scope they are gone.
     "clusters without fences": {
         "after": "v6",
         "title": "clusters with TMA multicast, the consumers' remote arrives at CTA scope (no fences)",
