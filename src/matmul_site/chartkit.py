@@ -51,20 +51,11 @@ STYLE: dict[str, Any] = {
     "font.family": "DejaVu Sans",
     "font.size": TEXT_PT,  # labels, ticks and legends are "medium": this size
     "axes.titlesize": TITLE_PT,
-    "figure.facecolor": PANEL,
-    "axes.facecolor": PANEL,
-    "savefig.facecolor": PANEL,
-    "text.color": INK,
-    "axes.labelcolor": INK,
-    "axes.edgecolor": MUTED,
-    "xtick.color": INK,
-    "ytick.color": INK,
-    "axes.spines.top": False,
-    "axes.spines.right": False,
-    "axes.grid": True,
-    "grid.color": GRID,
-    "axes.axisbelow": True,
-}
+    "figure.facecolor": PANEL, "axes.facecolor": PANEL, "savefig.facecolor": PANEL,
+    "text.color": INK, "axes.labelcolor": INK, "axes.edgecolor": MUTED, "xtick.color": INK, "ytick.color": INK,
+    "axes.spines.top": False, "axes.spines.right": False,
+    "axes.grid": True, "grid.color": GRID, "axes.axisbelow": True,
+}  # fmt: skip
 
 
 LEGEND = dict(frameon=False, alignment="left", handlelength=1.6, columnspacing=0.9, borderaxespad=0.3)
@@ -151,10 +142,8 @@ def legend_below(
             break
     rows = -(-len(labels) // columns) + (1 if title else 0)
     # At the top: the figure's own top; else inches from the bottom (the figure is sized to its rows afterwards).
-    if at_top:
-        loc, anchor, frame = "upper left", (0, 1), fig.transFigure
-    else:
-        loc, anchor, frame = "lower left", (0, above_in), fig.dpi_scale_trans
+    loc, anchor, frame = ("upper left", (0, 1), fig.transFigure) if at_top else \
+        ("lower left", (0, above_in), fig.dpi_scale_trans)  # fmt: skip
     fig.legend(
         handles, labels, loc=loc, bbox_to_anchor=anchor, bbox_transform=frame, ncol=columns, title=title, **LEGEND
     )

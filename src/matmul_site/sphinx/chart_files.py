@@ -1,14 +1,10 @@
 """The files of the charts that the plot directive draws, and when they must be drawn again.
 
-Each chart is drawn once per build, by matplotlib's plot directive, which saves the one figure in
-every format of ``plot_formats``: the SVG that the page shows and a PNG that the link previews
-(:mod:`matmul_site.sphinx.link_preview`) and the gallery's cards
-(:mod:`matmul_site.sphinx.kernel_source`) reuse. :func:`chart_png` says where that PNG is.
-
-The plot directive redraws a chart only when its image is older than its script; it does not know
-that the script reads the results file. So at the start of a build every chart image older than the
-results file is deleted, and every page whose chart image is missing is read again (and so draws it afresh), even
-when the generated values it includes did not change.
+matplotlib's plot directive draws each chart once per build and saves it in every format of ``plot_formats``: the
+SVG the page shows and a PNG that the link previews (:mod:`.link_preview`) and the gallery's cards
+(:mod:`.kernel_source`) reuse (:func:`chart_png`). It redraws a chart only when its image is older than its script,
+not knowing that the script reads the results file; so at the start of a build every chart image older than the
+results file is deleted, and every page whose chart image is missing is read again (and so draws it afresh).
 """
 
 from __future__ import annotations
@@ -24,10 +20,8 @@ from matmul_data import paths
 
 
 def plot_build_dir(app: Sphinx, source: Path = paths.PLOTS_DIR) -> Path:
-    """Where the plot directive saves the images drawn from ``source``: the scripts in plots/, or the chapters' charts
-    (paths.CHAPTERS_DIR: code in the page, ``.. plot::`` with ``:filename-prefix: plot_vN``). matplotlib's
-    ``plot_directive.run`` puts them in ``plot_directive/`` beside the doctree folder, under the source's folder
-    relative to the configuration directory."""
+    """Where the plot directive saves the images drawn from ``source`` (plots/, or the chapters' inline charts):
+    ``plot_directive/`` beside the doctree folder, under the source's folder relative to the configuration one."""
     return Path(app.doctreedir).parent / "plot_directive" / os.path.relpath(source, app.confdir)
 
 
@@ -54,8 +48,7 @@ PLOT = re.compile(r"^\.\. plot::[ \t]*(\S*)\n((?:[ \t]+.*\n|[ \t]*\n)*)", re.M)
 
 
 def charts_of(app: Sphinx, source: str) -> list[Path]:
-    """The PNG of each chart a page's source draws: a script's (``.. plot:: plot_sweep.py``) or inline code's
-    (``:filename-prefix: plot_v3``)."""
+    """The PNG of each chart a page draws: a script's (``.. plot:: plot_sweep.py``) or inline code's (``plot_v3``)."""
     found = []
     for script, body in PLOT.findall(source):
         prefix = re.search(r":filename-prefix:[ \t]*(\S+)", body)

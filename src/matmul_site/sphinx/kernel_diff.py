@@ -60,30 +60,20 @@ class KernelDiff(SphinxDirective):
         line = f"The whole diff of {files}: {added} lines added, {removed} removed"
         block = nodes.literal_block(text, text, language="diff", classes=["kernel-diff"])
         self.set_source_info(block)
-        box = details(classes=["kernel-diff"])
-        box += summary(line, line)
-        box += block
-        return [box]
+        return [details("", summary(line, line), block, classes=["kernel-diff"])]
 
 
-def visit_details(self: HTML5Translator, node: details) -> None:
-    self.body.append(self.starttag(node, "details"))
+def visit_html(self: HTML5Translator, node: nodes.Element) -> None:
+    """``<details>`` on a line of its own, ``<summary>`` followed by its text."""
+    self.body.append(self.starttag(node, node.tagname, suffix="" if isinstance(node, summary) else "\n"))
 
 
-def depart_details(self: HTML5Translator, node: details) -> None:
-    self.body.append("</details>\n")
-
-
-def visit_summary(self: HTML5Translator, node: summary) -> None:
-    self.body.append(self.starttag(node, "summary", suffix=""))
-
-
-def depart_summary(self: HTML5Translator, node: summary) -> None:
-    self.body.append("</summary>\n")
+def depart_html(self: HTML5Translator, node: nodes.Element) -> None:
+    self.body.append(f"</{node.tagname}>\n")
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
-    app.add_node(details, html=(visit_details, depart_details))
-    app.add_node(summary, html=(visit_summary, depart_summary))
+    app.add_node(details, html=(visit_html, depart_html))
+    app.add_node(summary, html=(visit_html, depart_html))
     app.add_directive("kernel-diff", KernelDiff)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,19 +1,16 @@
 """Kernel code on the pages, and the kernel gallery.
 
 ``.. kernel-source:: v3`` is ``literalinclude`` of ``examples/hopper_matmul/matmul_v3.py`` with the same options
-(text markers ``:start-at:`` / ``:end-at:``, never line numbers); a marker that does not match is a build error.
+(text markers ``:start-at:`` / ``:end-at:``, never line numbers).
 
 The gallery is sphinx-gallery's, which needs a module docstring and a gallery header: the kernel files open with
-comments, and examples/ is not ours to add files to. So at ``builder-inited``, before sphinx-gallery reads its
-input, each kernel is copied to ``examples_dirs`` (under build/) with a docstring made from its header comments, and
-once the gallery is generated its downloads get the untouched original and a zip of the kernel with the modules of
-its folder that it imports (:func:`bundle_files`). Nothing is executed (``plot_gallery = False``). Each card shows
-the chapter's chart, the PNG the plot directive drew beside the chapter's SVG (:mod:`.chart_files`), scaled just
-before the gallery's index is read, which is read last for that reason (with ``-j`` a card may show the chart of
-the build before).
-
-Files written here keep the time of their inputs (or are left alone when their bytes are the same), so that a build
-with nothing changed finds no page's dependency newer than the page.
+comments, and examples/ is not ours to add files to. So at ``builder-inited`` each kernel is copied to
+``examples_dirs`` (under build/) with a docstring made from its header comments, and once the gallery is generated
+its downloads get the untouched original and a zip of the kernel with the modules it imports (:func:`bundle_files`).
+Nothing is executed (``plot_gallery = False``). Each card shows the chapter's chart, the plot directive's PNG
+(:mod:`.chart_files`), scaled just before the gallery's index is read, which is read last for that reason (with
+``-j`` a card may show the chart of the build before). Files written here keep the time of their inputs (or are
+left alone when their bytes are the same): a build with nothing changed finds no dependency newer than its page.
 """
 
 from __future__ import annotations
@@ -68,29 +65,21 @@ class KernelSource(LiteralInclude):
         return super().run()
 
 
-def local_imports(path: Path) -> set[str]:
-    """The modules of ``path``'s own folder that it imports (``import common``, ``from raster import ...``)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    names = set()
-    for node in ast.walk(tree):  # imports inside functions and try blocks count too
-        if isinstance(node, ast.Import):
-            names.update(alias.name.partition(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            names.add(node.module.partition(".")[0])
-    return {name for name in names if (path.parent / f"{name}.py").is_file() and name != path.stem}
-
-
 def bundle_files(path: Path) -> list[Path]:
-    """``path`` and every module of its folder that it needs, followed recursively: what it takes to run it."""
-    found: dict[str, Path] = {}
+    """``path`` and every module of its folder that it imports (``import common``, ``from raster import ...``, in
+    functions and try blocks too), followed recursively: what it takes to run it."""
+    found = {path.stem: path}  # a helper that imports the kernel back adds nothing
     todo = [path]
     while todo:
         module = todo.pop()
-        for name in sorted(local_imports(module)):
-            if name not in found and name != path.stem:  # a helper that imports the kernel back adds nothing
-                found[name] = module.parent / f"{name}.py"
-                todo.append(found[name])
-    return [path] + [found[name] for name in sorted(found)]
+        for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"), filename=str(module))):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                for name in [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]:
+                    file = path.parent / f"{name.partition('.')[0]}.py"
+                    if file.stem not in found and file.is_file():
+                        found[file.stem] = file
+                        todo.append(file)
+    return [path] + [found[name] for name in sorted(found) if name != path.stem]
 
 
 def zip_bytes(path: Path) -> bytes:
@@ -163,17 +152,14 @@ def stage_gallery(dest: Path, downloads: Path | None = None) -> list[Path]:
     return staged
 
 
-def forget_removed_versions(gallery: Path) -> list[Path]:
+def forget_removed_versions(gallery: Path) -> None:
     """Delete what sphinx-gallery generated for kernel files that no longer exist (it never deletes its output): the
     page of a removed version would still link to the removed chapter and break the build."""
     current = set(versions.names(KERNELS))
-    removed = []
     for path in sorted(gallery.glob("**/*matmul_v*")):
         found = re.search(r"matmul_(v\d+)(?:_|\.)", path.name)
         if found and found[1] not in current and path.is_file():
             path.unlink()
-            removed.append(path)
-    return removed
 
 
 class VersionOrder:

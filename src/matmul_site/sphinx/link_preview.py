@@ -1,13 +1,9 @@
 """Link previews show the page's chart: version N's chart for its chapter and gallery page, else the ladder chart.
 
-sphinxext-opengraph does the work: it writes every og: tag, the description (the opening of the page's text)
-and the matching ``<meta name="description">``. This module only gives each page the ``og:image`` and
-``og:image:alt`` fields that sphinxext-opengraph reads from a page's metadata (what a ``:og:image:`` field at the
-top of the page would set), and puts the charts' PNGs (link-preview consumers often refuse SVG) where those fields
-point. The charts are not drawn here: each preview is the plot directive's own PNG of its chart
-(:mod:`matmul_site.sphinx.chart_files`), drawn with the SVG that the page shows, scaled and centred on the
-1200 x 630 landscape that previews ask for (a chart drawn for a phone's width is taller than wide, and a preview
-crops what does not fit its shape).
+sphinxext-opengraph writes every og: tag and the description; this module only sets the ``og:image`` and
+``og:image:alt`` it reads from a page's metadata, and puts the charts' PNGs where they point (link-preview consumers
+often refuse SVG). Each preview is the plot directive's own PNG of its chart (:mod:`.chart_files`), scaled and
+centred on the 1200 x 630 landscape that previews ask for (a chart drawn for a phone is taller than wide).
 """
 
 from __future__ import annotations
