@@ -1,7 +1,3 @@
-"""The site: the generator of docs/_generated/, the charts, and the Sphinx extensions (torch-free).
-
-It reads the data core (:mod:`matmul_data`) and never imports the benchmark. Modules:
-
-- :mod:`matmul_site.charts`: the charts (matplotlib; needs the docs extra).
-- :mod:`matmul_site.sphinx`: the Sphinx extensions (docutils work only).
+"""The site, torch-free: the generator of docs/_generated/ (:mod:`.render`), the charts (:mod:`.charts`, matplotlib:
+the docs extra) and the Sphinx extensions (:mod:`.sphinx`). It reads the data core and never imports the benchmark.
 """

@@ -1,10 +1,9 @@
 """The charts, drawn from the results file; each plot script in plots/ is one call of one function here.
 
-One baseline per chart: the dashed cuBLAS line and every ratio are the cuBLAS of the same interleaved run.
-Every chart of TFLOPS marks, for each bar or point, the tensor-core peak at the SM clock sampled while that row
-was timed (:func:`matmul_data.results.row_peak_tflops`), none where the clock is suspect; ratios have no peak.
-Charts are drawn for a phone's width (:mod:`matmul_site.chartkit`). What a chart shows is its caption's job
-(:mod:`matmul_site.render`), how it was measured the method page's; with nothing to draw it says "not measured
+One baseline per chart: the dashed cuBLAS line and every ratio are the cuBLAS of the same interleaved run. Every
+chart of TFLOPS marks, for each bar or point, the tensor-core peak at the SM clock sampled while that row was timed
+(:func:`matmul_data.results.row_peak_tflops`), none where the clock is suspect; ratios have no peak. Drawn for a
+phone's width; what a chart shows is its caption's job (:mod:`.render`); with nothing to draw it says "not measured
 yet" and shows no number. Nothing here imports torch, Tilus or CUDA.
 """
 
@@ -417,8 +416,7 @@ def _ratio_ticks(ax: Any, width_in: float) -> None:
 
 def replication_chart(data: Any = _USE_FILE) -> Figure:
     """The replicated ladder, per step and per version against cuBLAS: each run's median as a dot, the merged
-    interval as a bar coloured by its verdict, and the band around 1, on a log axis so that a 1.75x step and a 1%
-    one read on one scale. With fewer than two runs there is nothing to compare, and the panel says so."""
+    interval as a bar coloured by its verdict, and the band around 1, on a log axis (a 1.75x step and a 1% one)."""
     data = _data(data)
     fig, top = new_figure()
     ladder = results.ladder(data)

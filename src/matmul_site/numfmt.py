@@ -16,8 +16,7 @@ STEP_WORDS = {results.PAYS: "pays", results.COSTS: "costs", results.WITHIN: "is 
 # ... in one whose subject is an implementation compared with cuBLAS ("V6 is behind cuBLAS: ..."); and alone.
 RATIO_WORDS = {results.PAYS: "is ahead of", results.COSTS: "is behind", results.WITHIN: "is within {band} of",
                results.UNRESOLVED: "is unresolved at {band} against"}  # fmt: skip
-VERDICT_WORDS = {results.PAYS: "pays", results.COSTS: "costs", results.WITHIN: "within {band}",
-                 results.UNRESOLVED: "unresolved at {band}"}  # fmt: skip
+VERDICT_WORDS = {verdict: text.removeprefix("is ") for verdict, text in STEP_WORDS.items()}
 UNITS = {  # kind: (format, unit); a count of elements, checks or wavefronts reads 12,345
     "tflops": ("{:.0f}", " TFLOPS"), "ms": ("{:.3f}", " ms"), "mhz": ("{:.0f}", " MHz"), "watts": ("{:.0f}", " W"),
     "mb": ("{:.0f}", " MB"), "gb": ("{:.0f}", " GB"), "pct": ("{:.0f}", "%"), "count": ("{:,}", ""),

@@ -1,10 +1,10 @@
 """The one way from the data to the pages: ``python -m matmul_site.render`` writes ``docs/_generated/``.
 
-From the results file, the sm_90a build record and V8's tile model it writes plain, committed files that stock
-Sphinx reads: ``values.rst``, one substitution per value a page names (``.. |v7.tflops| replace:: 673 TFLOPS``,
-"not measured yet" where the data lacks it; :func:`values` lists them, docs/writing.rst too), the tables as
-``<table>.csv``, and what ptxas printed for a build as ``ptxas-<build>.txt``. A file whose text is unchanged is not
-touched, so a rebuild with nothing new re-reads no page; ``--check`` writes nothing and exits 1 when one would change.
+From the results file, the sm_90a build record and V8's tile model it writes plain files that stock Sphinx reads:
+``values.rst``, one substitution per value a page names (``.. |v7.tflops| replace:: 673 TFLOPS``, "not measured
+yet" where the data lacks it; :func:`values` lists them, docs/writing.rst too), the tables as ``<table>.csv``, and
+what ptxas printed for a build as ``ptxas-<build>.txt``. A file whose text is unchanged is not touched (a rebuild
+re-reads no page); ``--check`` writes nothing and exits 1 when one would change.
 """
 
 from __future__ import annotations
@@ -103,8 +103,7 @@ def caption(text: str) -> str:
 
 def row_names(data: Data) -> dict[str, dict[str, Any]]:
     """Every measured row by name: the ladder's (and ``latest``), then the steps runs' (``name`` for the one
-    :func:`matmul_data.results.steps_row` prefers, ``name:shape`` for the run at that shape, ``<run slug>.name``
-    for the row of exactly that run)."""
+    ``results.steps_row`` prefers, ``name:shape`` for the run at that shape, ``<run slug>.name`` for that run's)."""
     rows: dict[str, dict[str, Any]] = {}
     for run in (data or {}).get("steps", []):
         if results.is_proof_run(run):
@@ -471,8 +470,7 @@ def performance_table(version: str, data: Data, named: dict[str, str], record: d
     counters = {k: v for k, v in (row.get("counters") or {}).items() if isinstance(v, int | float)}
     sass = ((record or {}).get("versions", {}).get(version) or {}).get("sass", {})
     no_stores = bool(sass) and sass.get("STS", 0) + sass.get("STSM", 0) == 0  # TMA's writes are not st.shared
-    none = "n/a (no st.shared)"
-    shown = [[labels.get(k, k.replace("_", " ")), none if no_stores and k.startswith("smem_store")
+    shown = [[labels.get(k, k.replace("_", " ")), "n/a (no st.shared)" if no_stores and k.startswith("smem_store")
                else counter_text(k, v)] for k, v in counters.items()]  # fmt: skip
     rows += shown or [["Profiler counters", NOT_RECORDED]]
     return rows  # which runs: the caption; their commits and dates: the method page's provenance

@@ -1,8 +1,7 @@
 """``.. chapters-toc::``: the index's toctree of chapters, one per kernel file, V0 first, found by convention.
 
-A new version needs no edit to the index: its kernel file ``matmul_vN.py`` and its page
-``docs/chapters/vN.rst`` are enough. Lines in the directive's content follow the chapters (the closing
-pages). When the set of versions changes, the page holding the directive is read again.
+A new version needs no edit to the index; lines in the directive's content follow the chapters (the closing pages).
+When the set of versions changes, the page holding the directive is read again.
 """
 
 from __future__ import annotations
@@ -25,8 +24,7 @@ class ChaptersToc(TocTree):
 
     def run(self) -> list[nodes.Node]:
         chapters = [f"chapters/{name}" for name in versions.names()]
-        source = self.get_source_info()[0]
-        self.content = StringList([*chapters, *self.content], source=source)
+        self.content = StringList([*chapters, *self.content], source=self.get_source_info()[0])
         found: dict[str, tuple[str, ...]] = getattr(self.env, ENV_KEY, {})
         found[self.env.docname] = tuple(chapters)
         setattr(self.env, ENV_KEY, found)

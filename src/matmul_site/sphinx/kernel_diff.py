@@ -1,9 +1,8 @@
 """What changed, as code: the whole diff of a version's kernel file against the previous version's.
 
 ``.. kernel-diff:: v3`` renders a collapsed ``<details>`` whose summary names the two files and counts the lines
-added and removed, and whose body is the unified diff (``difflib``, three lines of context) as a ``diff`` code
-block, which scrolls inside its own box on a narrow screen. The previous version is found by convention
-(:func:`matmul_data.versions.previous`); nothing is listed by hand. The page is rebuilt when either file changes.
+added and removed, and whose body is the unified diff as a ``diff`` code block (it scrolls in its own box on a
+narrow screen). The previous version is found by convention; the page is rebuilt when either file changes.
 """
 
 from __future__ import annotations

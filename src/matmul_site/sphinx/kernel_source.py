@@ -88,9 +88,8 @@ def zip_bytes(path: Path) -> bytes:
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for file in bundle_files(path):
             info = zipfile.ZipInfo(f"{path.stem}/{file.name}", date_time=ZIP_TIME)
-            info.compress_type = zipfile.ZIP_DEFLATED
             info.external_attr = 0o644 << 16
-            archive.writestr(info, file.read_bytes())
+            archive.writestr(info, file.read_bytes(), compress_type=zipfile.ZIP_DEFLATED)
     return buffer.getvalue()
 
 
@@ -124,17 +123,14 @@ def _docstring(path: Path, version: str, download: Path) -> str:
     helpers = [file.name for file in bundle_files(path)[1:]]
     needs = f" and the modules it imports ({', '.join(f'``{name}``' for name in helpers)})" if helpers else ""
     in_docs = Path(os.path.relpath(download, paths.DOCS_DIR)).as_posix()  # a "/" path starts at docs/
-    download_text = (
-        f"To run it, download :download:`{download.name} </{in_docs}>`: it holds ``{path.name}``"
-        f"{needs}. Unzip it and run ``python {path.name}`` in the folder it makes, on a Hopper GPU."
-    )
-    parts = [title, "=" * len(title), "", lead, "", _header_rst(path), "", download_text]
+    parts = [title, "=" * len(title), "", lead, "", _header_rst(path), "",
+             f"To run it, download :download:`{download.name} </{in_docs}>`: it holds ``{path.name}``{needs}. "
+             f"Unzip it and run ``python {path.name}`` in the folder it makes, on a Hopper GPU."]  # fmt: skip
     return 'r"""\n' + "\n".join(parts) + '\n"""\n'  # raw: the escapes are for rst
 
 
 def stage_gallery(dest: Path, downloads: Path | None = None) -> list[Path]:
-    """Copy every kernel file to dest/ (with a docstring), its zip to ``downloads`` (default: gallery_downloads/ next
-    to dest/), and write the gallery header."""
+    """Copy every kernel file to dest/ (with a docstring), its zip to ``downloads`` (or dest/../gallery_downloads)."""
     downloads = downloads or dest.parent / "gallery_downloads"
     dest.mkdir(parents=True, exist_ok=True)
     staged = []
@@ -191,9 +187,8 @@ def _stage(app: Sphinx) -> None:
 
 
 def _restore_originals(app: Sphinx) -> None:
-    """Each gallery page's own downloads, which sphinx-gallery has just written from the staged copy: the repository
-    file, and (its "zipped" link) the runnable zip, with the time of the newest original, so that the gallery page
-    counts as changed only when a kernel file did."""
+    """Each gallery page's downloads, just written from the staged copy: the repository file and the runnable zip,
+    with the time of the newest original, so that the gallery page counts as changed only when a kernel file did."""
     for version in versions.names():
         source = kernel_path(version)
         copy = _gallery_dir(app) / source.name

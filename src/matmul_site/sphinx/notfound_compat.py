@@ -1,9 +1,8 @@
 """Let sphinx-notfound-page 1.1.0 build the 404 page on Sphinx 9 without a deprecation warning.
 
-Its sidebar toctree calls ``global_toctree_for_doc`` without ``tags``, which Sphinx 9 deprecates
-(RemovedInSphinx11Warning; an error in the docs test). It imports that function at call time, so
-wrapping the module attribute to pass the builder's tags, exactly what Sphinx itself falls back to,
-fixes it without touching the package. Drop this once a notfound release passes ``tags``.
+Its sidebar toctree calls ``global_toctree_for_doc`` without ``tags`` (RemovedInSphinx11Warning; an error in the docs
+test). It imports that function at call time, so wrapping the module attribute to pass the builder's tags, as Sphinx
+itself falls back to, fixes it. Drop this once a notfound release passes ``tags``.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """sitemap.xml: every page of the site at its published address (html_baseurl + page), for search engines.
 
-Written here rather than by sphinx-sitemap, whose newest release (2.9.0, tried with the pinned Sphinx 9.0.4) keeps
-its state on ``env.app``, which Sphinx 9 deprecates (the build stops under the docs test's warnings filter), and
-lists only the pages that the current build wrote (its issue #13, open since 2018): after an incremental build that
-rewrote two pages, sitemap.xml held two URLs. This lists every page the environment knows (``env.found_docs``).
+Not sphinx-sitemap: its newest release (2.9.0, with the pinned Sphinx 9.0.4) keeps its state on ``env.app``, which
+Sphinx 9 deprecates (an error under the docs test's warnings filter), and lists only the pages the current build
+wrote (its issue #13): after an incremental build, two URLs. This lists every page in ``env.found_docs``.
 """
 
 from __future__ import annotations
