@@ -184,16 +184,15 @@ def impl_values(data: dict[str, Any]) -> Iterator[tuple[str, str]]:
         named["latest"] = measured[-1]
     for name, impl in named.items():
         yield f"{name}.label", versions.label(impl)
-        found = [r["rows"][impl]["ratio_to_cublas"] for r in runs if impl in r["rows"]]
-        if found and impl != results.CUBLAS:
+        timed = [r for r in runs if impl in r["rows"]] if impl != results.CUBLAS else []
+        found = [r["rows"][impl]["ratio_to_cublas"] for r in timed]
+        if found:
             n = {rule: [results.verdict(f) for f in found].count(rule) for rule in VERDICTS}
             yield f"{name}.sweep", (f"behind cuBLAS at {n[results.COSTS]} of {len(found)} shapes, "
                                     f"within {numfmt.band_text(found[0])} at {n[results.WITHIN]}, unresolved at "
                                     f"{n[results.UNRESOLVED]}, ahead at {n[results.PAYS]}")  # fmt: skip
-        for run in runs:
-            if impl in run["rows"] and impl != results.CUBLAS:
-                ratio = run["rows"][impl]["ratio_to_cublas"]
-                yield f"{name}.sweep_{shape_name(results.shape_of(run))}", numfmt.vs_cublas_text(ratio)
+        for run, ratio in zip(timed, found, strict=True):
+            yield f"{name}.sweep_{shape_name(results.shape_of(run))}", numfmt.vs_cublas_text(ratio)
 
 
 def build_values(record: dict[str, Any]) -> Iterator[tuple[str, str]]:
@@ -382,9 +381,8 @@ def caption_values(data: Data, record: dict[str, Any] | None) -> Iterator[tuple[
                                          f"{sweep_caption(data)}")  # fmt: skip
     yield "build.caption", build_caption(record)
     for version in versions.names():
-        label = versions.label(version)
-        yield f"{version}.chart_caption", caption(f"Every version's TFLOPS against the tensor-core peak at its "
-                                                  f"clock, {label} highlighted. {ladder}")  # fmt: skip
+        yield f"{version}.chart_caption", caption(f"Every version's TFLOPS against the tensor-core peak at its clock, "
+                                                  f"{versions.label(version)} highlighted. {ladder}")  # fmt: skip
         yield f"{version}.tryit_caption", caption(tryit_caption(data, version))
     for run in results.steps_runs(data):
         yield f"steps-{run_slug(run)}.caption", caption(steps_caption(data, [run]))
