@@ -137,21 +137,13 @@ def build_parser() -> argparse.ArgumentParser:
     add("--steps-file", type=Path, default=STEPS_FILE, help="the spec --steps reads (default experiments/steps.py)")
     add("--ncu", action="store_true", help="Nsight Compute counters for the ladder and steps runs that ask")
     add("--versions", metavar="vN,...", help="a partial ladder of these versions (needs --ladder and --out)")
-    add(
-        "--peers",
-        action="store_true",
-        help='add Triton\'s templates and QuACK to the sweep (pip install -e ".[peers]")',
-    )
+    add("--peers", action="store_true",
+        help='add Triton\'s templates and QuACK to the sweep (pip install -e ".[peers]")')  # fmt: skip
     add("--quick", action="store_true", help="a smoke run: fewer processes, rounds and shapes, into build/quick/")
     add("--autotune", action="store_true", help="let Tilus pick each configuration instead of the files' own")
     add("--out", type=Path, metavar="FILE", help="results file (default plots/results/<gpu>.json)")
-    add(
-        "--warmup-s",
-        type=float,
-        metavar="S",
-        help="seconds of warm-up per implementation and round (default "
-        f"{DEFAULT.warmup_s:g}; --quick {QUICK.warmup_s:g}); runs of different warm-ups are not merged",
-    )
+    add("--warmup-s", type=float, metavar="S", help=f"seconds of warm-up per implementation and round (default "
+        f"{DEFAULT.warmup_s:g}; --quick {QUICK.warmup_s:g}); runs of different warm-ups are not merged")  # fmt: skip
     add("--dry-run", action="store_true", help="print the plan and its estimated duration; run nothing")
     return parser
 
@@ -255,12 +247,6 @@ def make_plan(args: argparse.Namespace) -> Plan:
     return Plan(runs, settings, ncu, args.autotune, args.quick, args.out)
 
 
-def build_count(plan: Plan) -> int:
-    """The distinct builds: Tilus compiles once per (file, class, config, N, K)."""
-    return len({(i.file, i.cls, repr(i.config), s[1], s[2]) for r in plan.runs for s in (r.shape, *r.check_shapes)
-                for i in r.impls if i.kind == "kernel"})  # fmt: skip
-
-
 def process_s(plan: Plan, runs: list[RunSpec]) -> float:
     """One timed worker process over these runs: start, checks, rounds, and the peers' compiling."""
     s, total = plan.settings, START_S
@@ -279,8 +265,10 @@ def process_s(plan: Plan, runs: list[RunSpec]) -> float:
 def estimate(plan: Plan) -> float:
     """The plan's estimated duration in seconds: the probe, the builds, each section's processes, the ncu rows."""
     total = 10.0
-    if plan.backend == "cuda":  # autotuning builds and times every configuration, one at a time
-        total += math.ceil(build_count(plan) / (1 if plan.autotune else BUILD_JOBS)) * BUILD_S
+    if plan.backend == "cuda":  # Tilus compiles once per (file, class, config, N, K); autotuning one at a time
+        builds = {(i.file, i.cls, repr(i.config), s[1], s[2]) for r in plan.runs for s in (r.shape, *r.check_shapes)
+                  for i in r.impls if i.kind == "kernel"}  # fmt: skip
+        total += math.ceil(len(builds) / (1 if plan.autotune else BUILD_JOBS)) * BUILD_S
     for section in plan.sections():
         runs = plan.section_runs(section)
         total += plan.settings.processes * process_s(plan, runs)
