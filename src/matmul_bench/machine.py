@@ -53,11 +53,6 @@ def git_commit(root: Path = paths.ROOT) -> str:
     return head + ("-dirty" if dirty else "")
 
 
-def is_clean(commit: str) -> bool:
-    """Whether a recorded commit names a committed tree (not "-dirty", not "unknown")."""
-    return bool(commit) and commit != "unknown" and not commit.endswith("-dirty")
-
-
 # The wheels that ship the cuBLAS torch loads (CUDA 13 builds, then older names).
 CUBLAS_PACKAGES = ("nvidia-cublas", "nvidia-cublas-cu13", "nvidia-cublas-cu12")
 
@@ -221,14 +216,8 @@ class WindowSampler:
 def gpu_record(found: dict[str, Any]) -> dict[str, Any]:
     """The results file's ``gpu`` section from what a worker's probe found."""
     peak, source = PUBLISHED_PEAKS.get(found["name"], (None, None))
-    return {
-        "name": found["name"],
-        "sm_count": found["sm_count"],
-        "compute_capability": found["compute_capability"],
-        "memory_gb": found["memory_gb"],
-        "driver": found.get("driver") or "unknown",
-        "clocks_mhz": {"sm_max": found.get("sm_max"), "mem_max": found.get("mem_max")},
-        "power_limit_w": found.get("power_limit_w"),
-        "published_dense_fp16_tflops": peak,
-        "published_source": source,
-    }
+    return {**{key: found[key] for key in ("name", "sm_count", "compute_capability", "memory_gb")},
+            "driver": found.get("driver") or "unknown",
+            "clocks_mhz": {"sm_max": found.get("sm_max"), "mem_max": found.get("mem_max")},
+            "power_limit_w": found.get("power_limit_w"), "published_dense_fp16_tflops": peak,
+            "published_source": source}  # fmt: skip

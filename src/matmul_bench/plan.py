@@ -247,46 +247,35 @@ def make_plan(args: argparse.Namespace) -> Plan:
     return Plan(runs, settings, ncu, args.autotune, args.quick, args.out)
 
 
-def process_s(plan: Plan, runs: list[RunSpec]) -> float:
-    """One timed worker process over these runs: start, checks, rounds, and the peers' compiling."""
-    s, total = plan.settings, START_S
-    for run in runs:
-        for m, n, k in (run.shape, *run.check_shapes):  # float64 reference and the element-wise comparison
-            total += (0.5 + 2.0 * m * n * k / 40e12 + m * n * 4e-9) * len(run.impls)
-        m, n, k = run.shape
-        call_s = 2.0 * m * n * k / (SUSTAINED_TFLOPS * 1e12) + 2e-4  # plus the L2 flush and the launch
-        total += s.rounds * len(run.impls) * (s.warmup_s + s.repeats * call_s)
-        for impl in run.impls:
-            total += TORCH_COMPILE_S if impl.kind == "triton" else 0.0
-            total += (QUACK_AUTOTUNE_S if (impl.config or {}).get("tuned") else QUACK_S) if impl.kind == "quack" else 0
-    return total
-
-
 def estimate(plan: Plan) -> float:
     """The plan's estimated duration in seconds: the probe, the builds, each section's processes, the ncu rows."""
-    total = 10.0
+    settings, total = plan.settings, 10.0
     if plan.backend == "cuda":  # Tilus compiles once per (file, class, config, N, K); autotuning one at a time
         builds = {(i.file, i.cls, repr(i.config), s[1], s[2]) for r in plan.runs for s in (r.shape, *r.check_shapes)
                   for i in r.impls if i.kind == "kernel"}  # fmt: skip
         total += math.ceil(len(builds) / (1 if plan.autotune else BUILD_JOBS)) * BUILD_S
     for section in plan.sections():
-        runs = plan.section_runs(section)
-        total += plan.settings.processes * process_s(plan, runs)
+        runs, process_s = plan.section_runs(section), START_S  # one timed worker process over these runs
+        for run in runs:
+            for m, n, k in (run.shape, *run.check_shapes):  # float64 reference and the element-wise comparison
+                process_s += (0.5 + 2.0 * m * n * k / 40e12 + m * n * 4e-9) * len(run.impls)
+            m, n, k = run.shape
+            call_s = 2.0 * m * n * k / (SUSTAINED_TFLOPS * 1e12) + 2e-4  # plus the L2 flush and the launch
+            process_s += settings.rounds * len(run.impls) * (settings.warmup_s + settings.repeats * call_s)
+            for impl in run.impls:  # a peer compiles in the process; QuACK's tuned row autotunes there too
+                quack_s = QUACK_AUTOTUNE_S if (impl.config or {}).get("tuned") else QUACK_S
+                process_s += {"triton": TORCH_COMPILE_S, "quack": quack_s}.get(impl.kind, 0.0)
+        total += settings.processes * process_s
         if plan.ncu:
             total += NCU_S * sum(len(run.impls) for run in runs if run.profile)
     return total
-
-
-def format_duration(seconds: float) -> str:
-    """75 -> 1m15s."""
-    seconds = max(0, int(round(seconds)))
-    return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
 
 
 def describe(plan: Plan, out: str) -> str:
     """The plan in words, with its estimated duration."""
     s = plan.settings
     peers = sorted({i.name for r in plan.runs for i in r.impls if i.kind in PEER_PACKAGES}, key=OPTIONAL_PEERS.index)
+    minutes, seconds = divmod(max(0, int(round(estimate(plan)))), 60)
     lines = [
         f"Benchmark plan{' (--quick)' if plan.quick else ''}",
         f"  each run: {s.processes} fresh processes x {s.rounds} rounds (order alternating forward/reversed); "
@@ -298,6 +287,6 @@ def describe(plan: Plan, out: str) -> str:
         f"  ncu counters: {'yes, the ladder and steps runs with profile' if plan.ncu else 'no'}",
         f"  peers: {', '.join(peers) + ' (a peer that cannot run is recorded in peers_missing)' if peers else 'none'}",
         f"  results: {out} (merged, written atomically); raw samples: samples/<run_id>.json.gz next to it",
-        f"  estimated duration: about {format_duration(estimate(plan))}",
+        f"  estimated duration: about {f'{minutes}m{seconds:02d}s' if minutes else f'{seconds}s'}",
     ]
     return "\n".join(lines)

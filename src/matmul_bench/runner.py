@@ -159,8 +159,9 @@ def run_plan(plan: Plan) -> int:
     started = machine.utc_now()
     run_id, date = started.strftime("%Y-%m-%dT%H%M%SZ"), started.strftime("%Y-%m-%d")
     commit = plan.git_commit or machine.git_commit()
-    if not machine.is_clean(commit) and out.resolve().is_relative_to(paths.RESULTS_DIR.resolve()):
-        out = DRAFT_DIR / out.name  # a record is published only from a committed tree
+    draft = commit in ("", "unknown") or commit.endswith("-dirty")  # a record is published only from a committed tree
+    if draft and out.resolve().is_relative_to(paths.RESULTS_DIR.resolve()):
+        out = DRAFT_DIR / out.name
         say(f"the tree is not a clean commit ({commit}): this run goes to {out}, a draft the site does not show")
     try:
         data = results.load(out) if out.exists() else None

@@ -144,12 +144,10 @@ class CudaBackend:
         """One launch between profiler start and stop: the one ncu profiles."""
         import torch
 
-        prepared.call()
-        torch.cuda.synchronize()
-        torch.cuda.profiler.start()
-        prepared.call()
-        torch.cuda.synchronize()
-        torch.cuda.profiler.stop()
+        for then in (torch.cuda.profiler.start, torch.cuda.profiler.stop):  # a launch before, then the profiled one
+            prepared.call()
+            torch.cuda.synchronize()
+            then()
 
 
 FAKE_DEVICE = {"name": "NVIDIA H200", "sm_count": 132, "compute_capability": "9.0", "memory_gb": 139.8, "uuid": "",
@@ -269,13 +267,12 @@ def time_runs(backend: CudaBackend, job: dict[str, Any]) -> tuple[list[dict[str,
         prepared_runs.append(prepared)
     sampler = backend.sampler()
     try:
-        for run, prepared, answer in zip(job["runs"], prepared_runs, out, strict=True):
-            names = [impl["name"] for impl in run["impls"] if impl["name"] in prepared]
+        for prepared, answer in zip(prepared_runs, out, strict=True):
+            names = list(prepared)  # in the run's order, less the peers that cannot run
             samples, clocks, power, busy = ({n: [] for n in names} for _ in range(4))
-            orders = []
-            for r in range(settings["rounds"]):
-                orders.append(names if r % 2 == 0 else names[::-1])  # no impl always follows the same one
-                for name in orders[-1]:
+            orders = [names if r % 2 == 0 else names[::-1] for r in range(settings["rounds"])]  # no fixed neighbour
+            for order in orders:
+                for name in order:
                     with sampler.window(name):
                         timing = backend.time_ms(prepared[name], settings["warmup_s"], settings["repeats"])
                     samples[name].append(timing.ms)
@@ -313,12 +310,11 @@ def build(spec: dict[str, Any], autotune: bool) -> dict[str, Any]:
 
 def run_job(job: dict[str, Any]) -> tuple[dict[str, Any], int]:
     """A job's answer and this process's exit status."""
-    if job.get("backend") == "fake":
-        backend: CudaBackend = FakeBackend(job.get("fake") or {}, job["settings"].get("process", 0))
-    else:
-        backend = CudaBackend(bool(job.get("autotune")))
+    autotune = bool(job.get("autotune"))
     if job["mode"] == "build":
-        return build(job["build"], bool(job.get("autotune"))), 0  # a wrong build is the answer, not a failure
+        return build(job["build"], autotune), 0  # a wrong build is the answer, not a failure
+    fake = job.get("backend") == "fake"
+    backend = FakeBackend(job.get("fake") or {}, job["settings"].get("process", 0)) if fake else CudaBackend(autotune)
     answer: dict[str, Any] = {"error": None, "device": backend.device(), "runs": []}
     if job["mode"] == "probe":
         answer["software"] = backend.software()
