@@ -125,11 +125,9 @@ def shape_text(shape: Shape | list[int]) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     """The options of ``record``, ``quick`` and ``plan``."""
-    parser = argparse.ArgumentParser(
-        prog="python -m matmul_bench record",
-        description="Time the kernel versions against cuBLAS on a Hopper GPU, interleaved in rounds in fresh "
-        "processes, and record plots/results/<gpu>.json. With no section given: --ladder --sweep --ncu.",
-    )
+    parser = argparse.ArgumentParser(prog="python -m matmul_bench record", description="Time the kernel versions "
+        "against cuBLAS on a Hopper GPU, interleaved in rounds in fresh processes, and record "
+        "plots/results/<gpu>.json. With no section given: --ladder --sweep --ncu.")  # fmt: skip
     add = parser.add_argument
     add("--ladder", action="store_true", help="every version and cuBLAS at 8192^3, one run")
     add("--sweep", action="store_true", help=f"the last {SWEEP_LAST} versions and cuBLAS at several shapes")

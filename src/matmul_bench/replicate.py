@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from matmul_bench.aggregate import METHOD_VERSION  # runs of an older method are not merged with new ones
+from matmul_bench.aggregate import METHOD_VERSION, median_of  # runs of an older method are not merged with new ones
 from matmul_data import results, stats, versions
 
 FAMILY_CONFIDENCE = 0.95
@@ -27,8 +27,7 @@ REPLICATED = 3  # runs a figure needs before its verdict counts as replicated
 
 def bootstrap(runs: Sequence[Sequence[Sequence[float]]], confidence: float, *, seed: int = SEED) -> tuple[float, float]:
     """Percentile interval of the median: resample runs, then processes within each, then rounds within each."""
-    runs = [[list(p) for p in run if len(p)] for run in runs]
-    runs = [run for run in runs if run]
+    runs = [kept for run in runs if (kept := [list(p) for p in run if len(p)])]
     if not runs:
         raise ValueError("no samples")
     n_runs, p_max, r_max = len(runs), max(len(run) for run in runs), max(len(p) for run in runs for p in run)
@@ -37,10 +36,9 @@ def bootstrap(runs: Sequence[Sequence[Sequence[float]]], confidence: float, *, s
         for p, process in enumerate(run):
             values[r, p, : len(process)] = process
     rounds = np.sum(~np.isnan(values), axis=2)  # (n_runs, p_max)
-    processes = np.sum(rounds > 0, axis=1)
     rng, b = np.random.default_rng(seed), RESAMPLES
     run_pick = rng.integers(0, n_runs, (b, n_runs))
-    proc_count = processes[run_pick]  # (b, n_runs)
+    proc_count = np.sum(rounds > 0, axis=1)[run_pick]  # (b, n_runs): the processes of each picked run
     proc_pick = np.floor(rng.random((b, n_runs, p_max)) * proc_count[..., None]).astype(int)
     proc_used = np.arange(p_max) < proc_count[..., None]
     round_count = rounds[run_pick[..., None], proc_pick]  # (b, n_runs, p_max)
@@ -76,12 +74,6 @@ def is_suspect(impl: str, shape: dict[str, int], value: float | None) -> bool:
     return value > EFFICIENCY_CEILING or (top and large and value < EFFICIENCY_FLOOR)
 
 
-def median_of(values: list[float | None]) -> float | None:
-    """The median of the values present; None when none is."""
-    present = [v for v in values if v is not None]
-    return float(statistics.median(present)) if present else None
-
-
 def merge_figure(figure: dict[str, Any], confidence: float, band: float, sm_count: int) -> dict[str, Any]:
     """The figure's merged rows from its runs (the runs are kept whole, newest last)."""
     runs, shape, merged_rows = figure["runs"], figure["shape"], {}
@@ -93,17 +85,12 @@ def merge_figure(figure: dict[str, Any], confidence: float, band: float, sm_coun
         rows = [run["rows"][impl] for run in runs]
         latency = float(statistics.median(r["latency_ms"] for r in rows))
         tflops = results.tflops(shape["m"], shape["n"], shape["k"], latency)
-        clock = median_of([r.get("sm_clock_mhz") for r in rows]) if own else None
-        row: dict[str, Any] = {
-            "latency_ms": latency,
-            "tflops": tflops,
-            "ratio_to_cublas": merged_ratio(rows, "ratio_to_cublas", confidence),
-            "sm_clock_mhz": clock,
-            "power_w": median_of([r.get("power_w") for r in rows]) if own else None,
-            "busy": median_of([r.get("busy") for r in rows]),
-            "config": copy.deepcopy(last["config"]),
-            "title": last["title"],
-        }
+        clock, power = (median_of([r.get(key) for r in rows]) if own else None for key in ("sm_clock_mhz", "power_w"))
+        row: dict[str, Any] = {"latency_ms": latency, "tflops": tflops,
+                               "ratio_to_cublas": merged_ratio(rows, "ratio_to_cublas", confidence),
+                               "sm_clock_mhz": clock, "power_w": power,
+                               "busy": median_of([r.get("busy") for r in rows]),
+                               "config": copy.deepcopy(last["config"]), "title": last["title"]}  # fmt: skip
         if impl != results.CUBLAS:
             row["ratio_to_cublas"].update(verdict(row["ratio_to_cublas"], band))
         if last.get("step") is not None:

@@ -213,7 +213,7 @@ def run_counters(plan: Plan, spec: RunSpec) -> dict[str, Any] | None:
     counters: dict[str, Any] = {}
     for impl in spec.impls:
         say(f"ncu {spec.name}: {impl.name}")
-        if not exe or not metrics:
+        if not metrics:
             say("  ncu not found (or it knows none of the metrics): counters recorded as null")
             continue
         with tempfile.TemporaryDirectory(prefix="bench-ncu-") as tmp:

@@ -253,8 +253,7 @@ def time_runs(backend: CudaBackend, job: dict[str, Any]) -> tuple[list[dict[str,
                     raise
                 if not isinstance(exc, (ImportError, CheckFailed)):  # those say it all; a failed build needs its trace
                     traceback.print_exc()
-                lines = str(exc).strip().splitlines()
-                error = f"{type(exc).__name__}: {lines[0] if lines else ''}".strip()[:400]
+                error = f"{type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0]}".strip()[:400]
                 if isinstance(exc, ImportError):
                     error += ' (the peers are optional extras: pip install -e ".[peers]")'
                 answer["missing"][name] = {"version": backend.peer_version(impl), "error": error}
