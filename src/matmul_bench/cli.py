@@ -36,8 +36,7 @@ def record(argv: list[str]) -> int:
 
 
 def measured_text() -> str:
-    """What the recorded invocations took on their GPU (each run's ``invocation_s``), newest last: the measured
-    cost of a record, beside the plan's estimate."""
+    """The measured cost of a record beside the estimate: what the newest invocations took (their ``invocation_s``)."""
     from matmul_bench import replicate
     from matmul_data import paths, results
 

@@ -46,8 +46,7 @@ def build_specs(plan: Plan) -> list[dict[str, Any]]:
 
 
 def build_and_check(plan: Plan) -> Plan:
-    """Build and check every kernel in parallel processes; the plan with each unpinned kernel pinned to what its
-    build chose at each shape."""
+    """Build and check every kernel in parallel; the plan with unpinned kernels pinned to their builds' choices."""
     specs = build_specs(plan)
     answers = jobs.build_all(specs, 1 if plan.autotune else BUILD_JOBS, TIMEOUT_S, plan.autotune)
     configs, wrong, failed = {}, [], []
