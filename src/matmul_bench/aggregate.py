@@ -19,6 +19,12 @@ def pooled(per_process: Sequence[dict[str, Any]], key: str, impl: str) -> list[f
     return [x for p in per_process for x in (p.get(key) or {}).get(impl, [])]
 
 
+def median_of(values: Sequence[float | None]) -> float | None:
+    """The median of the values present; None when none is."""
+    present = [v for v in values if v is not None]
+    return float(statistics.median(present)) if present else None
+
+
 def paired(per_process: Sequence[dict[str, Any]], over: str, impl: str) -> list[list[float]]:
     """Per process, round by round: ``over``'s time divided by ``impl``'s (>1: impl is faster)."""
     return [stats.paired_ratios(p["samples"][over], p["samples"][impl]) for p in per_process]
@@ -28,20 +34,13 @@ def make_row(spec: RunSpec, impl: str, per_process: Sequence[dict[str, Any]],
              counters: dict[str, Any] | None) -> dict[str, Any]:  # fmt: skip
     """One row: latency from every (process, round) sample, ratios paired within each round."""
     latency = float(statistics.median(pooled(per_process, "samples", impl)))
-    clocks, power, busy = (pooled(per_process, key, impl) for key in ("clocks", "power", "busy"))
+    clocks, power, busy = (median_of(pooled(per_process, key, impl)) for key in ("clocks", "power", "busy"))
     title = next(i.title for i in spec.impls if i.name == impl) or per_process[0].get("titles", {}).get(impl)
-    to_cublas = paired(per_process, CUBLAS, impl)
-    row: dict[str, Any] = {
-        "latency_ms": latency,
-        "tflops": results.tflops(*spec.shape, latency),
-        "ratio_to_cublas": stats.interval(to_cublas),
-        "sm_clock_mhz": float(statistics.median(clocks)) if clocks else None,
-        "power_w": float(statistics.median(power)) if power else None,
-        "busy": float(statistics.median(busy)) if busy else None,
-        "config": dict(per_process[0]["configs"].get(impl) or {}),
-        "title": title,
-        "samples": {"ratio_to_cublas": [[round(x, 6) for x in g] for g in to_cublas]},  # what runs merge from
-    }
+    to_cublas = paired(per_process, CUBLAS, impl)  # the per-round samples are what runs merge from
+    row: dict[str, Any] = {"latency_ms": latency, "tflops": results.tflops(*spec.shape, latency),
+                           "ratio_to_cublas": stats.interval(to_cublas), "sm_clock_mhz": clocks, "power_w": power,
+                           "busy": busy, "config": dict(per_process[0]["configs"].get(impl) or {}), "title": title,
+                           "samples": {"ratio_to_cublas": [[round(x, 6) for x in g] for g in to_cublas]}}  # fmt: skip
     over = spec.step_over.get(impl)
     if over is not None:
         to_over = paired(per_process, over, impl)

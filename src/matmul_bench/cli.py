@@ -21,25 +21,22 @@ def record(argv: list[str]) -> int:
     parser = planning.build_parser()
     try:
         args = parser.parse_args(argv)
+        plan = planning.make_plan(args)
     except SystemExit as exc:  # argparse printed the usage and the error (status 2), or --help (0)
         return int(exc.code or 0)
-    try:
-        plan = planning.make_plan(args)
     except planning.UsageError as exc:
         print(f"{parser.prog}: error: {exc}", file=sys.stderr)
         return 2
     out = str(plan.out or (f"{planning.QUICK_DIR}/<gpu>.json" if plan.quick else "plots/results/<gpu>.json"))
     print(planning.describe(plan, out), flush=True)
     if args.dry_run:
-        print(measured_text())
-        print("(dry run: nothing is timed, nothing is written)")
+        print(f"{measured_text()}\n(dry run: nothing is timed, nothing is written)")
         return 0
     return execute(plan)
 
 
 def measured_text() -> str:
-    """What the recorded invocations took on their GPU (each run's ``invocation_s``), newest last: the measured
-    cost of a record, beside the plan's estimate."""
+    """The measured cost of a record beside the estimate: what the newest invocations took (their ``invocation_s``)."""
     from matmul_bench import replicate
     from matmul_data import paths, results
 

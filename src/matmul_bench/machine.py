@@ -34,10 +34,7 @@ def utc_now() -> datetime.datetime:
 
 def git_commit(root: Path = paths.ROOT) -> str:
     """Short HEAD commit, with "-dirty" if any tracked file differs from it; "unknown" without git.
-
-    ``$HOPPER_MATMUL_GIT_COMMIT`` names the commit instead, for a tree copied to the GPU machine without its own
-    history (a copied ``.git`` that is older than the tree reads as "<old commit>-dirty").
-    """
+    ``$HOPPER_MATMUL_GIT_COMMIT`` names it instead, for a tree copied to the GPU machine without its history."""
     named = os.environ.get("HOPPER_MATMUL_GIT_COMMIT", "").strip()
     if named:
         return named
@@ -54,11 +51,6 @@ def git_commit(root: Path = paths.ROOT) -> str:
         return "unknown"
     dirty = git("status", "--porcelain", "--untracked-files=no")
     return head + ("-dirty" if dirty else "")
-
-
-def is_clean(commit: str) -> bool:
-    """Whether a recorded commit names a committed tree (not "-dirty", not "unknown")."""
-    return bool(commit) and commit != "unknown" and not commit.endswith("-dirty")
 
 
 # The wheels that ship the cuBLAS torch loads (CUDA 13 builds, then older names).
@@ -105,6 +97,14 @@ def device() -> dict[str, Any]:
     return found | nvml_limits(uuid)
 
 
+def _quiet(read: Callable[[], Any], default: Any = None) -> Any:
+    """``read()``, or ``default`` where it raises (NVML has no such reading here, or no driver)."""
+    try:
+        return read()
+    except Exception:
+        return default
+
+
 def _nvml_handle(uuid: str) -> Any:
     """An NVML handle for the CUDA device (by UUID, so CUDA_VISIBLE_DEVICES cannot mismatch); None if unavailable."""
     try:
@@ -113,32 +113,22 @@ def _nvml_handle(uuid: str) -> Any:
         pynvml.nvmlInit()
     except Exception:  # no nvidia-ml-py, or no driver: sampling is skipped and recorded as null
         return None
-    with contextlib.suppress(Exception):
-        if uuid:
-            return pynvml.nvmlDeviceGetHandleByUUID(uuid if uuid.startswith("GPU-") else f"GPU-{uuid}")
-    with contextlib.suppress(Exception):
-        return pynvml.nvmlDeviceGetHandleByIndex(0)
-    return None
+    by_uuid = uuid and _quiet(lambda: pynvml.nvmlDeviceGetHandleByUUID(f"GPU-{uuid.removeprefix('GPU-')}"))
+    return by_uuid or _quiet(lambda: pynvml.nvmlDeviceGetHandleByIndex(0))
 
 
 def nvml_limits(uuid: str) -> dict[str, Any]:
     """The driver version and the clock and power limits NVML reports (null where it cannot)."""
-    limits: dict[str, Any] = {"driver": "unknown", "sm_max": None, "mem_max": None, "power_limit_w": None}
     handle = _nvml_handle(uuid)
     if handle is None:
-        return limits
+        return {"driver": "unknown", "sm_max": None, "mem_max": None, "power_limit_w": None}
     import pynvml
 
-    with contextlib.suppress(Exception):
-        driver = pynvml.nvmlSystemGetDriverVersion()
-        limits["driver"] = driver.decode() if isinstance(driver, bytes) else str(driver)
-    with contextlib.suppress(Exception):
-        limits["sm_max"] = float(pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_SM))
-    with contextlib.suppress(Exception):
-        limits["mem_max"] = float(pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_MEM))
-    with contextlib.suppress(Exception):
-        limits["power_limit_w"] = pynvml.nvmlDeviceGetEnforcedPowerLimit(handle) / 1000.0
-    return limits
+    driver = _quiet(pynvml.nvmlSystemGetDriverVersion, "unknown")
+    return {"driver": _quiet(lambda: driver.decode() if isinstance(driver, bytes) else str(driver), "unknown"),
+            "sm_max": _quiet(lambda: float(pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_SM))),
+            "mem_max": _quiet(lambda: float(pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_MEM))),
+            "power_limit_w": _quiet(lambda: pynvml.nvmlDeviceGetEnforcedPowerLimit(handle) / 1000.0)}  # fmt: skip
 
 
 def nvml_reader(uuid: str) -> Callable[[], Reading] | None:
@@ -149,16 +139,11 @@ def nvml_reader(uuid: str) -> Callable[[], Reading] | None:
     import pynvml
 
     def read() -> Reading:
-        clock = power = None
-        with contextlib.suppress(Exception):
-            clock = float(pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM))
+        clock = _quiet(lambda: float(pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM)))
         # The board's instantaneous power where the driver reports it, not the 1 s average of GetPowerUsage.
-        with contextlib.suppress(Exception):
-            (field,) = pynvml.nvmlDeviceGetFieldValues(handle, [pynvml.NVML_FI_DEV_POWER_INSTANT])
-            power = field.value.uiVal / 1000.0 if field.nvmlReturn == 0 else None
-        if not power:
-            with contextlib.suppress(Exception):
-                power = pynvml.nvmlDeviceGetPowerUsage(handle) / 1000.0
+        instant = _quiet(lambda: pynvml.nvmlDeviceGetFieldValues(handle, [pynvml.NVML_FI_DEV_POWER_INSTANT])[0])
+        power = _quiet(lambda: instant.value.uiVal / 1000.0 if instant.nvmlReturn == 0 else None)
+        power = power or _quiet(lambda: pynvml.nvmlDeviceGetPowerUsage(handle) / 1000.0)
         # A zero is NVML having no reading, not a measurement (and the results file takes positive numbers only).
         return (clock if clock else None), (power if power else None)
 
@@ -172,13 +157,11 @@ class WindowSampler:
     """Polls ``read`` every ``interval_s`` while a window is open and once as it closes; readings keep their time."""
 
     def __init__(self, read: Callable[[], Reading] | None, interval_s: float = 0.005) -> None:
-        self._read = read
-        self._interval_s = interval_s
-        self._tag: str | None = None
+        self._read, self._interval_s = read, interval_s
+        self._tag: str | None = None  # the open window's
         self._lock = threading.Lock()
         self._samples: dict[str, list[tuple[float, Reading]]] = {}
-        self._stop = threading.Event()
-        self._open = threading.Event()
+        self._stop, self._open = threading.Event(), threading.Event()
         self._thread = threading.Thread(target=self._loop, name="nvml-sampler", daemon=True)
         if read is not None:
             self._thread.start()
@@ -220,8 +203,7 @@ class WindowSampler:
             timed = self._samples.pop(tag, [])
         if spans is not None:
             timed = [(at, r) for at, r in timed if any(start <= at <= end for start, end in spans)]
-        readings = [r for _, r in timed]
-        return [c for c, _ in readings if c is not None], [p for _, p in readings if p is not None]
+        return [c for _, (c, _) in timed if c is not None], [p for _, (_, p) in timed if p is not None]
 
     def close(self) -> None:
         """Stop the polling thread."""
@@ -234,14 +216,8 @@ class WindowSampler:
 def gpu_record(found: dict[str, Any]) -> dict[str, Any]:
     """The results file's ``gpu`` section from what a worker's probe found."""
     peak, source = PUBLISHED_PEAKS.get(found["name"], (None, None))
-    return {
-        "name": found["name"],
-        "sm_count": found["sm_count"],
-        "compute_capability": found["compute_capability"],
-        "memory_gb": found["memory_gb"],
-        "driver": found.get("driver") or "unknown",
-        "clocks_mhz": {"sm_max": found.get("sm_max"), "mem_max": found.get("mem_max")},
-        "power_limit_w": found.get("power_limit_w"),
-        "published_dense_fp16_tflops": peak,
-        "published_source": source,
-    }
+    return {**{key: found[key] for key in ("name", "sm_count", "compute_capability", "memory_gb")},
+            "driver": found.get("driver") or "unknown",
+            "clocks_mhz": {"sm_max": found.get("sm_max"), "mem_max": found.get("mem_max")},
+            "power_limit_w": found.get("power_limit_w"), "published_dense_fp16_tflops": peak,
+            "published_source": source}  # fmt: skip

@@ -125,11 +125,9 @@ def shape_text(shape: Shape | list[int]) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     """The options of ``record``, ``quick`` and ``plan``."""
-    parser = argparse.ArgumentParser(
-        prog="python -m matmul_bench record",
-        description="Time the kernel versions against cuBLAS on a Hopper GPU, interleaved in rounds in fresh "
-        "processes, and record plots/results/<gpu>.json. With no section given: --ladder --sweep --ncu.",
-    )
+    parser = argparse.ArgumentParser(prog="python -m matmul_bench record", description="Time the kernel versions "
+        "against cuBLAS on a Hopper GPU, interleaved in rounds in fresh processes, and record "
+        "plots/results/<gpu>.json. With no section given: --ladder --sweep --ncu.")  # fmt: skip
     add = parser.add_argument
     add("--ladder", action="store_true", help="every version and cuBLAS at 8192^3, one run")
     add("--sweep", action="store_true", help=f"the last {SWEEP_LAST} versions and cuBLAS at several shapes")
@@ -137,21 +135,13 @@ def build_parser() -> argparse.ArgumentParser:
     add("--steps-file", type=Path, default=STEPS_FILE, help="the spec --steps reads (default experiments/steps.py)")
     add("--ncu", action="store_true", help="Nsight Compute counters for the ladder and steps runs that ask")
     add("--versions", metavar="vN,...", help="a partial ladder of these versions (needs --ladder and --out)")
-    add(
-        "--peers",
-        action="store_true",
-        help='add Triton\'s templates and QuACK to the sweep (pip install -e ".[peers]")',
-    )
+    add("--peers", action="store_true",
+        help='add Triton\'s templates and QuACK to the sweep (pip install -e ".[peers]")')  # fmt: skip
     add("--quick", action="store_true", help="a smoke run: fewer processes, rounds and shapes, into build/quick/")
     add("--autotune", action="store_true", help="let Tilus pick each configuration instead of the files' own")
     add("--out", type=Path, metavar="FILE", help="results file (default plots/results/<gpu>.json)")
-    add(
-        "--warmup-s",
-        type=float,
-        metavar="S",
-        help="seconds of warm-up per implementation and round (default "
-        f"{DEFAULT.warmup_s:g}; --quick {QUICK.warmup_s:g}); runs of different warm-ups are not merged",
-    )
+    add("--warmup-s", type=float, metavar="S", help=f"seconds of warm-up per implementation and round (default "
+        f"{DEFAULT.warmup_s:g}; --quick {QUICK.warmup_s:g}); runs of different warm-ups are not merged")  # fmt: skip
     add("--dry-run", action="store_true", help="print the plan and its estimated duration; run nothing")
     return parser
 
@@ -255,50 +245,35 @@ def make_plan(args: argparse.Namespace) -> Plan:
     return Plan(runs, settings, ncu, args.autotune, args.quick, args.out)
 
 
-def build_count(plan: Plan) -> int:
-    """The distinct builds: Tilus compiles once per (file, class, config, N, K)."""
-    return len({(i.file, i.cls, repr(i.config), s[1], s[2]) for r in plan.runs for s in (r.shape, *r.check_shapes)
-                for i in r.impls if i.kind == "kernel"})  # fmt: skip
-
-
-def process_s(plan: Plan, runs: list[RunSpec]) -> float:
-    """One timed worker process over these runs: start, checks, rounds, and the peers' compiling."""
-    s, total = plan.settings, START_S
-    for run in runs:
-        for m, n, k in (run.shape, *run.check_shapes):  # float64 reference and the element-wise comparison
-            total += (0.5 + 2.0 * m * n * k / 40e12 + m * n * 4e-9) * len(run.impls)
-        m, n, k = run.shape
-        call_s = 2.0 * m * n * k / (SUSTAINED_TFLOPS * 1e12) + 2e-4  # plus the L2 flush and the launch
-        total += s.rounds * len(run.impls) * (s.warmup_s + s.repeats * call_s)
-        for impl in run.impls:
-            total += TORCH_COMPILE_S if impl.kind == "triton" else 0.0
-            total += (QUACK_AUTOTUNE_S if (impl.config or {}).get("tuned") else QUACK_S) if impl.kind == "quack" else 0
-    return total
-
-
 def estimate(plan: Plan) -> float:
     """The plan's estimated duration in seconds: the probe, the builds, each section's processes, the ncu rows."""
-    total = 10.0
-    if plan.backend == "cuda":  # autotuning builds and times every configuration, one at a time
-        total += math.ceil(build_count(plan) / (1 if plan.autotune else BUILD_JOBS)) * BUILD_S
+    settings, total = plan.settings, 10.0
+    if plan.backend == "cuda":  # Tilus compiles once per (file, class, config, N, K); autotuning one at a time
+        builds = {(i.file, i.cls, repr(i.config), s[1], s[2]) for r in plan.runs for s in (r.shape, *r.check_shapes)
+                  for i in r.impls if i.kind == "kernel"}  # fmt: skip
+        total += math.ceil(len(builds) / (1 if plan.autotune else BUILD_JOBS)) * BUILD_S
     for section in plan.sections():
-        runs = plan.section_runs(section)
-        total += plan.settings.processes * process_s(plan, runs)
+        runs, process_s = plan.section_runs(section), START_S  # one timed worker process over these runs
+        for run in runs:
+            for m, n, k in (run.shape, *run.check_shapes):  # float64 reference and the element-wise comparison
+                process_s += (0.5 + 2.0 * m * n * k / 40e12 + m * n * 4e-9) * len(run.impls)
+            m, n, k = run.shape
+            call_s = 2.0 * m * n * k / (SUSTAINED_TFLOPS * 1e12) + 2e-4  # plus the L2 flush and the launch
+            process_s += settings.rounds * len(run.impls) * (settings.warmup_s + settings.repeats * call_s)
+            for impl in run.impls:  # a peer compiles in the process; QuACK's tuned row autotunes there too
+                quack_s = QUACK_AUTOTUNE_S if (impl.config or {}).get("tuned") else QUACK_S
+                process_s += {"triton": TORCH_COMPILE_S, "quack": quack_s}.get(impl.kind, 0.0)
+        total += settings.processes * process_s
         if plan.ncu:
             total += NCU_S * sum(len(run.impls) for run in runs if run.profile)
     return total
-
-
-def format_duration(seconds: float) -> str:
-    """75 -> 1m15s."""
-    seconds = max(0, int(round(seconds)))
-    return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
 
 
 def describe(plan: Plan, out: str) -> str:
     """The plan in words, with its estimated duration."""
     s = plan.settings
     peers = sorted({i.name for r in plan.runs for i in r.impls if i.kind in PEER_PACKAGES}, key=OPTIONAL_PEERS.index)
+    minutes, seconds = divmod(max(0, int(round(estimate(plan)))), 60)
     lines = [
         f"Benchmark plan{' (--quick)' if plan.quick else ''}",
         f"  each run: {s.processes} fresh processes x {s.rounds} rounds (order alternating forward/reversed); "
@@ -310,6 +285,6 @@ def describe(plan: Plan, out: str) -> str:
         f"  ncu counters: {'yes, the ladder and steps runs with profile' if plan.ncu else 'no'}",
         f"  peers: {', '.join(peers) + ' (a peer that cannot run is recorded in peers_missing)' if peers else 'none'}",
         f"  results: {out} (merged, written atomically); raw samples: samples/<run_id>.json.gz next to it",
-        f"  estimated duration: about {format_duration(estimate(plan))}",
+        f"  estimated duration: about {f'{minutes}m{seconds:02d}s' if minutes else f'{seconds}s'}",
     ]
     return "\n".join(lines)

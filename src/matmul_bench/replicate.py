@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from matmul_bench.aggregate import METHOD_VERSION  # runs of an older method are not merged with new ones
+from matmul_bench.aggregate import METHOD_VERSION, median_of  # runs of an older method are not merged with new ones
 from matmul_data import results, stats, versions
 
 FAMILY_CONFIDENCE = 0.95
@@ -27,23 +27,18 @@ REPLICATED = 3  # runs a figure needs before its verdict counts as replicated
 
 def bootstrap(runs: Sequence[Sequence[Sequence[float]]], confidence: float, *, seed: int = SEED) -> tuple[float, float]:
     """Percentile interval of the median: resample runs, then processes within each, then rounds within each."""
-    runs = [[list(p) for p in run if len(p)] for run in runs]
-    runs = [run for run in runs if run]
+    runs = [kept for run in runs if (kept := [list(p) for p in run if len(p)])]
     if not runs:
         raise ValueError("no samples")
-    n_runs, p_max = len(runs), max(len(run) for run in runs)
-    r_max = max(len(p) for run in runs for p in run)
-    values = np.full((n_runs, p_max, r_max), np.nan)
-    rounds = np.zeros((n_runs, p_max), dtype=int)
+    n_runs, p_max, r_max = len(runs), max(len(run) for run in runs), max(len(p) for run in runs for p in run)
+    values = np.full((n_runs, p_max, r_max), np.nan)  # padded with NaN: a ratio is never NaN
     for r, run in enumerate(runs):
         for p, process in enumerate(run):
             values[r, p, : len(process)] = process
-            rounds[r, p] = len(process)
-    processes = np.array([len(run) for run in runs])
-    rng = np.random.default_rng(seed)
-    b = RESAMPLES
+    rounds = np.sum(~np.isnan(values), axis=2)  # (n_runs, p_max)
+    rng, b = np.random.default_rng(seed), RESAMPLES
     run_pick = rng.integers(0, n_runs, (b, n_runs))
-    proc_count = processes[run_pick]  # (b, n_runs)
+    proc_count = np.sum(rounds > 0, axis=1)[run_pick]  # (b, n_runs): the processes of each picked run
     proc_pick = np.floor(rng.random((b, n_runs, p_max)) * proc_count[..., None]).astype(int)
     proc_used = np.arange(p_max) < proc_count[..., None]
     round_count = rounds[run_pick[..., None], proc_pick]  # (b, n_runs, p_max)
@@ -74,44 +69,28 @@ def is_suspect(impl: str, shape: dict[str, int], value: float | None) -> bool:
     """Whether a row's implied efficiency is outside what the hardware allows (see the module's docstring)."""
     if value is None:
         return False
-    if value > EFFICIENCY_CEILING:
-        return True
-    names = versions.names()
-    top = impl == results.CUBLAS or impl in names[-2:]
+    top = impl == results.CUBLAS or impl in versions.names()[-2:]
     large = min(shape["m"], shape["n"], shape["k"]) >= LARGE
-    return top and large and value < EFFICIENCY_FLOOR
-
-
-def median_of(values: list[float | None]) -> float | None:
-    """The median of the values present; None when none is."""
-    present = [v for v in values if v is not None]
-    return float(statistics.median(present)) if present else None
+    return value > EFFICIENCY_CEILING or (top and large and value < EFFICIENCY_FLOOR)
 
 
 def merge_figure(figure: dict[str, Any], confidence: float, band: float, sm_count: int) -> dict[str, Any]:
     """The figure's merged rows from its runs (the runs are kept whole, newest last)."""
-    runs = figure["runs"]
+    runs, shape, merged_rows = figure["runs"], figure["shape"], {}
     newest = runs[-1]
-    merged_rows: dict[str, Any] = {}
-    shape = figure["shape"]
+    # Before results.WARMUP_METHOD NVML was read inside kernels of 30 calls after a few warm-up calls: its clock and
+    # power described what ran around the kernel (docs/method.rst, "Warm-up"), so such figures quote none.
+    own = all(run.get("method", 0) >= results.WARMUP_METHOD for run in runs)
     for impl, last in newest["rows"].items():
         rows = [run["rows"][impl] for run in runs]
         latency = float(statistics.median(r["latency_ms"] for r in rows))
         tflops = results.tflops(shape["m"], shape["n"], shape["k"], latency)
-        # Before results.WARMUP_METHOD NVML was read inside kernels of 30 calls after a few warm-up calls: its clock
-        # and power described what ran around the kernel (docs/method.rst, "Warm-up"), so such figures quote none.
-        own = all(run.get("method", 0) >= results.WARMUP_METHOD for run in runs)
-        clock = median_of([r.get("sm_clock_mhz") for r in rows]) if own else None
-        row: dict[str, Any] = {
-            "latency_ms": latency,
-            "tflops": tflops,
-            "ratio_to_cublas": merged_ratio(rows, "ratio_to_cublas", confidence),
-            "sm_clock_mhz": clock,
-            "power_w": median_of([r.get("power_w") for r in rows]) if own else None,
-            "busy": median_of([r.get("busy") for r in rows]),
-            "config": copy.deepcopy(last["config"]),
-            "title": last["title"],
-        }
+        clock, power = (median_of([r.get(key) for r in rows]) if own else None for key in ("sm_clock_mhz", "power_w"))
+        row: dict[str, Any] = {"latency_ms": latency, "tflops": tflops,
+                               "ratio_to_cublas": merged_ratio(rows, "ratio_to_cublas", confidence),
+                               "sm_clock_mhz": clock, "power_w": power,
+                               "busy": median_of([r.get("busy") for r in rows]),
+                               "config": copy.deepcopy(last["config"]), "title": last["title"]}  # fmt: skip
         if impl != results.CUBLAS:
             row["ratio_to_cublas"].update(verdict(row["ratio_to_cublas"], band))
         if last.get("step") is not None:
@@ -123,17 +102,13 @@ def merge_figure(figure: dict[str, Any], confidence: float, band: float, sm_coun
         if "kept" in last:
             row["kept"] = last["kept"]
         row["efficiency"] = efficiency(tflops, clock, sm_count)
-        row["suspect"] = is_suspect(impl, shape, row["efficiency"])
-        merged_rows[impl] = row
+        merged_rows[impl] = row | {"suspect": is_suspect(impl, shape, row["efficiency"])}
     out = {key: value for key, value in figure.items() if key not in ("rows", "runs", "peers_missing")}
     out.update({key: newest[key] for key in ("run_id", "date", "git_commit", "rounds", "processes")})
     if newest.get("peers_missing"):  # what the newest run could not time is what the figure lacks now
         out["peers_missing"] = copy.deepcopy(newest["peers_missing"])
     out.update({key: newest[key] for key in ("warmup", "warmup_s", "repeats", "log") if newest.get(key) is not None})
-    out["replicated"] = len(runs) >= REPLICATED
-    out["rows"] = merged_rows
-    out["runs"] = runs
-    return out
+    return out | {"replicated": len(runs) >= REPLICATED, "rows": merged_rows, "runs": runs}
 
 
 def merged_ratio(rows: list[dict[str, Any]], key: str, confidence: float) -> dict[str, float]:
@@ -157,19 +132,14 @@ def figures(data: dict[str, Any]) -> list[dict[str, Any]]:
 
 def verdict_count(data: dict[str, Any]) -> int:
     """How many verdicts the file states: each step, and each non-cuBLAS row against cuBLAS."""
-    count = 0
-    for figure in figures(data):
-        for impl, row in figure["runs"][-1]["rows"].items():
-            count += (impl != results.CUBLAS) + (row.get("step") is not None)
-    return count
+    return sum((impl != results.CUBLAS) + (row.get("step") is not None)
+               for figure in figures(data) for impl, row in figure["runs"][-1]["rows"].items())  # fmt: skip
 
 
 def band_of(data: dict[str, Any]) -> float:
     """At least 1%; more where replicated rows' runs disagree more (see the module's docstring)."""
     spreads = []
     for figure in figures(data):
-        if len(figure["runs"]) < 2:
-            continue
         for impl in figure["runs"][-1]["rows"]:
             for key in ("ratio_to_cublas", "step"):
                 medians = [run["rows"][impl][key]["median"] for run in figure["runs"] if key in run["rows"][impl]]
@@ -187,20 +157,13 @@ def remerge(data: dict[str, Any]) -> dict[str, Any]:
     data = copy.deepcopy(data)
     count = max(1, verdict_count(data))
     confidence = 1.0 - (1.0 - FAMILY_CONFIDENCE) / count
-    band = band_of(data)
-    sm_count = data["gpu"]["sm_count"]
+    band, sm_count = band_of(data), data["gpu"]["sm_count"]
     if data.get("ladder"):
         data["ladder"] = merge_figure(data["ladder"], confidence, band, sm_count)
     for section in ("sweep", "steps"):
         data[section] = [merge_figure(f, confidence, band, sm_count) for f in data.get(section, [])]
-    data["method"]["verdicts"] = {
-        "count": count,
-        "family_confidence": FAMILY_CONFIDENCE,
-        "confidence_each": confidence,
-        "band": band,
-        "band_floor": MIN_BAND,
-        "replicated_runs": REPLICATED,
-    }
+    data["method"]["verdicts"] = {"count": count, "family_confidence": FAMILY_CONFIDENCE, "confidence_each": confidence,
+                                  "band": band, "band_floor": MIN_BAND, "replicated_runs": REPLICATED}  # fmt: skip
     return data
 
 

@@ -46,8 +46,7 @@ def build_specs(plan: Plan) -> list[dict[str, Any]]:
 
 
 def build_and_check(plan: Plan) -> Plan:
-    """Build and check every kernel in parallel processes; the plan with each unpinned kernel pinned to what its
-    build chose at each shape."""
+    """Build and check every kernel in parallel; the plan with unpinned kernels pinned to their builds' choices."""
     specs = build_specs(plan)
     answers = jobs.build_all(specs, 1 if plan.autotune else BUILD_JOBS, TIMEOUT_S, plan.autotune)
     configs, wrong, failed = {}, [], []
@@ -124,14 +123,8 @@ def merged_with(existing: dict[str, Any] | None, new: dict[str, Any]) -> dict[st
     return merged
 
 
-def write_samples(path: Path, data: dict[str, Any]) -> None:
-    """The raw samples as gzip-compressed JSON, written atomically (a temporary file, then a rename)."""
-    payload = gzip.compress((json.dumps(data, indent=1) + "\n").encode("utf-8"), mtime=0)
-    results.write_bytes_atomic(path, payload)
-
-
 def read_samples(path: Path) -> dict[str, Any]:
-    """A raw-sample file as :func:`write_samples` wrote it."""
+    """A raw-sample file as :func:`run_plan` writes it: gzip-compressed JSON."""
     with gzip.open(path, "rt", encoding="utf-8") as f:
         return json.load(f)
 
@@ -143,13 +136,10 @@ def format_table(runs: Sequence[dict[str, Any]]) -> str:
         lines.append(f"{run.get('title') or ''} {shape_text([run['shape'][d] for d in 'mnk'])}".strip())
         lines.append(f"  {'impl':<24} {'ms':>8} {'TFLOPS':>7} {'x cuBLAS [95%]':>22} {'step [95%]':>24} {'MHz':>6}")
         for name, row in run["rows"].items():
-            r, st = row["ratio_to_cublas"], row.get("step")
-            ratio = f"{r['median']:.3f} [{r['low']:.3f},{r['high']:.3f}]"
-            step = f"{st['median']:.3f} [{st['low']:.3f},{st['high']:.3f}]" if st else ""
+            ratio, step = (f"{r['median']:.3f} [{r['low']:.3f},{r['high']:.3f}]" if r else ""
+                           for r in (row["ratio_to_cublas"], row.get("step")))  # fmt: skip
             mhz = f"{row['sm_clock_mhz']:.0f}" if row.get("sm_clock_mhz") else "-"
-            lines.append(
-                f"  {name:<24} {row['latency_ms']:>8.3f} {row['tflops']:>7.1f} {ratio:>22} {step:>24} {mhz:>6}"
-            )
+            lines += [f"  {name:<24} {row['latency_ms']:>8.3f} {row['tflops']:>7.1f} {ratio:>22} {step:>24} {mhz:>6}"]
         lines += [f"  {name:<24} not run here: {missing_text(e)}" for name, e in run.get("peers_missing", {}).items()]
     return "\n".join(lines)
 
@@ -168,8 +158,9 @@ def run_plan(plan: Plan) -> int:
     started = machine.utc_now()
     run_id, date = started.strftime("%Y-%m-%dT%H%M%SZ"), started.strftime("%Y-%m-%d")
     commit = plan.git_commit or machine.git_commit()
-    if not machine.is_clean(commit) and out.resolve().is_relative_to(paths.RESULTS_DIR.resolve()):
-        out = DRAFT_DIR / out.name  # a record is published only from a committed tree
+    draft = commit in ("", "unknown") or commit.endswith("-dirty")  # a record is published only from a committed tree
+    if draft and out.resolve().is_relative_to(paths.RESULTS_DIR.resolve()):
+        out = DRAFT_DIR / out.name
         say(f"the tree is not a clean commit ({commit}): this run goes to {out}, a draft the site does not show")
     try:
         data = results.load(out) if out.exists() else None
@@ -185,17 +176,13 @@ def run_plan(plan: Plan) -> int:
         plan = build_and_check(plan)
     recorded: list[dict[str, Any]] = []
     for section in plan.sections():
-        specs = plan.section_runs(section)
-        per_run: dict[str, list[dict[str, Any]]] = {spec.name: [] for spec in specs}
+        specs, answers = plan.section_runs(section), []
         for p in range(plan.settings.processes):
             say(f"{section}: process {p + 1}/{plan.settings.processes}")
-            answer = jobs.call_worker(job(plan, "time", specs, p), TIMEOUT_S)
-            for result in answer["runs"]:
-                per_run[result["name"]].append(result)
-        raw = []
-        for spec in specs:
-            counters = run_counters(plan, spec) if plan.ncu and spec.profile else None
-            raw.append({"spec": spec.to_json(), "processes": per_run[spec.name], "counters": counters})
+            answers.append(jobs.call_worker(job(plan, "time", specs, p), TIMEOUT_S)["runs"])  # one per spec, in order
+        raw = [{"spec": spec.to_json(), "processes": [runs[i] for runs in answers],
+                "counters": run_counters(plan, spec) if plan.ncu and spec.profile else None}
+               for i, spec in enumerate(specs)]  # fmt: skip
         samples["runs"] += raw
         runs = aggregate.runs_from_samples({**samples, "runs": raw}, log_rel)  # what the raw samples give, exactly
         for spec, run in zip(specs, runs, strict=True):
@@ -203,7 +190,8 @@ def run_plan(plan: Plan) -> int:
                 say(f"{section}: {name} could not run at {shape_text(spec.shape)}, recorded in peers_missing and "
                     f"left out: {missing_text(entry)}")  # fmt: skip
         data = merged_with(data, document(plan, probe, section, runs))
-        write_samples(out.parent / log_rel, samples)
+        payload = gzip.compress((json.dumps(samples, indent=1) + "\n").encode("utf-8"), mtime=0)
+        results.write_bytes_atomic(out.parent / log_rel, payload)  # atomically: a temporary file, then a rename
         results.write_atomic(out, data)
         recorded += runs
         say(f"{section}: recorded in {out} (raw samples: {out.parent / log_rel})")
@@ -224,7 +212,7 @@ def run_counters(plan: Plan, spec: RunSpec) -> dict[str, Any] | None:
     counters: dict[str, Any] = {}
     for impl in spec.impls:
         say(f"ncu {spec.name}: {impl.name}")
-        if not exe or not metrics:
+        if not metrics:
             say("  ncu not found (or it knows none of the metrics): counters recorded as null")
             continue
         with tempfile.TemporaryDirectory(prefix="bench-ncu-") as tmp:

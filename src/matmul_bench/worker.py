@@ -2,8 +2,7 @@
 
 A job's mode: "probe", "build" (one kernel at its shapes), "time" (every impl checked, then timed in rounds) or
 "profile" (one launch, for ncu). A wrong result of ours exits with WRONG_RESULT before any timing; an optional peer
-that cannot run, or is wrong, is left out and reported in its run's ``missing``.
-"""
+that cannot run, or is wrong, is left out and reported in its run's ``missing``."""
 
 from __future__ import annotations
 
@@ -19,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from matmul_bench import kernels, machine
-from matmul_bench.plan import PEER_PACKAGES
+from matmul_bench.plan import PEER_PACKAGES, Shape
 
 WRONG_RESULT = 3
-Shape = tuple[int, int, int]
+BUSY_MIN = 0.8  # below this share of the timed loop in the kernel, NVML's readings describe the L2 flush as much
 
 
 @dataclass
@@ -43,11 +42,6 @@ class Timing:
     ms: float
     span: machine.Span
     busy: float
-
-
-# Below this share of the timed loop in the kernel itself, NVML's clock and power describe the L2 flush as much as
-# the kernel: they are not recorded for it.
-BUSY_MIN = 0.8
 
 
 class CudaBackend:
@@ -150,12 +144,10 @@ class CudaBackend:
         """One launch between profiler start and stop: the one ncu profiles."""
         import torch
 
-        prepared.call()
-        torch.cuda.synchronize()
-        torch.cuda.profiler.start()
-        prepared.call()
-        torch.cuda.synchronize()
-        torch.cuda.profiler.stop()
+        for then in (torch.cuda.profiler.start, torch.cuda.profiler.stop):  # a launch before, then the profiled one
+            prepared.call()
+            torch.cuda.synchronize()
+            then()
 
 
 FAKE_DEVICE = {"name": "NVIDIA H200", "sm_count": 132, "compute_capability": "9.0", "memory_gb": 139.8, "uuid": "",
@@ -170,11 +162,9 @@ FAKE_POWER_EFFECT = 0.2  # relative speed per unit of power-state difference
 class FakeBackend(CudaBackend):
     """A stand-in GPU for the CPU tests: made-up times, and a power state that its neighbour leaves behind.
 
-    Each impl draws power in proportion to its speed (cuBLAS 1.0); the GPU's state moves toward what the running
-    impl draws with a time constant of :data:`FAKE_TAU_S` (simulated time, nothing sleeps). An impl meeting a state
-    cooler than its own runs faster than at its steady state (power headroom), a hotter one slower, by
-    :data:`FAKE_POWER_EFFECT` per unit of difference: the warm-up is what makes its time its own.
-    """
+    Each impl draws power in proportion to its speed (cuBLAS 1.0); the state follows the running impl's draw with
+    time constant FAKE_TAU_S (simulated, nothing sleeps). An impl meeting a cooler state than its own runs faster
+    (power headroom), a hotter one slower, by FAKE_POWER_EFFECT per unit: the warm-up makes its time its own."""
 
     def __init__(self, fake: dict[str, Any], process: int) -> None:
         super().__init__()
@@ -236,74 +226,52 @@ def tuned(kernel: Any) -> dict[str, Any]:
         return {}
 
 
-def wrong_text(name: str, checks: list[dict[str, Any]]) -> str | None:
-    """What the first failed check says, or None when every check passed."""
-    bad = next((c for c in checks if not c["ok"]), None)
-    if bad is None:
-        return None
-    return (f"{name} is wrong at {'x'.join(map(str, bad['shape']))}: {bad['bad']} elements outside tolerance "
-            f"(max |err| {bad['max_abs_err']:.3g})")  # fmt: skip
-
-
-def missing_peer(backend: CudaBackend, impl: dict[str, Any], exc: Exception) -> dict[str, Any]:
-    """What the results say of an optional peer that cannot run here: its installed version and the error."""
-    lines = str(exc).strip().splitlines()
-    error = f"{type(exc).__name__}: {lines[0] if lines else ''}".strip()[:400]
-    if isinstance(exc, ImportError):
-        error += ' (the peers are optional extras: pip install -e ".[peers]")'
-    return {"version": backend.peer_version(impl), "error": error}
-
-
 class CheckFailed(Exception):
     """An optional peer's result is wrong: it is not timed, and the run goes on without it."""
 
 
-def prepare_run(backend: CudaBackend, run: dict[str, Any]) -> tuple[dict[str, Prepared], dict[str, Any], str | None]:
-    """Build and check every impl of a run: (prepared impls, the run's answer so far, the first wrong result)."""
-    shape, prepared = tuple(run["shape"]), {}
-    answer: dict[str, Any] = {"name": run["name"], "checks": {}, "configs": {}, "titles": {}, "missing": {}}
-    for impl in run["impls"]:
-        name = impl["name"]
-        print(f"  {run['name']}: building {name}", file=sys.stderr, flush=True)
-        try:
-            p = backend.prepare(impl, shape)
-            found = [dict(p.check(s), shape=list(s)) for s in (shape, *map(tuple, run["check_shapes"]))]
-            wrong = wrong_text(name, found)
-            if wrong and impl["kind"] in PEER_PACKAGES:
-                raise CheckFailed(f"{wrong}; not timed")
-        except Exception as exc:
-            if impl["kind"] not in PEER_PACKAGES:
-                raise
-            if not isinstance(exc, (ImportError, CheckFailed)):  # those say it all; a failed build needs its trace
-                traceback.print_exc()
-            answer["missing"][name] = missing_peer(backend, impl, exc)
-            print(f"  {name} cannot run: {answer['missing'][name]['error']}", file=sys.stderr)
-            continue
-        prepared[name] = p
-        answer["checks"][name], answer["configs"][name], answer["titles"][name] = found, p.config, p.title
-        if wrong:
-            return prepared, answer, f"{wrong}; nothing was timed"
-    return prepared, answer, None
-
-
 def time_runs(backend: CudaBackend, job: dict[str, Any]) -> tuple[list[dict[str, Any]], str | None]:
-    """Check every impl of every run first, then time each run in rounds; (per-run answers, error or None)."""
+    """Build and check every impl of every run first, then time each run in rounds; (per-run answers, error or None)."""
     settings, prepared_runs, out = job["settings"], [], []
     for run in job["runs"]:
-        prepared, answer, wrong = prepare_run(backend, run)
+        shape, prepared = tuple(run["shape"]), {}
+        answer: dict[str, Any] = {"name": run["name"], "checks": {}, "configs": {}, "titles": {}, "missing": {}}
         out.append(answer)
-        if wrong:
-            return out, wrong
+        for impl in run["impls"]:
+            name, peer = impl["name"], impl["kind"] in PEER_PACKAGES
+            print(f"  {run['name']}: building {name}", file=sys.stderr, flush=True)
+            try:
+                p = backend.prepare(impl, shape)
+                found = [dict(p.check(s), shape=list(s)) for s in (shape, *map(tuple, run["check_shapes"]))]
+                bad = next((c for c in found if not c["ok"]), None)
+                wrong = bad and (f"{name} is wrong at {'x'.join(map(str, bad['shape']))}: {bad['bad']} elements "
+                                 f"outside tolerance (max |err| {bad['max_abs_err']:.3g})")  # fmt: skip
+                if wrong and peer:
+                    raise CheckFailed(f"{wrong}; not timed")
+            except Exception as exc:
+                if not peer:
+                    raise
+                if not isinstance(exc, (ImportError, CheckFailed)):  # those say it all; a failed build needs its trace
+                    traceback.print_exc()
+                error = f"{type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0]}".strip()[:400]
+                if isinstance(exc, ImportError):
+                    error += ' (the peers are optional extras: pip install -e ".[peers]")'
+                answer["missing"][name] = {"version": backend.peer_version(impl), "error": error}
+                print(f"  {name} cannot run: {error}", file=sys.stderr)
+                continue
+            prepared[name] = p
+            answer["checks"][name], answer["configs"][name], answer["titles"][name] = found, p.config, p.title
+            if wrong:
+                return out, f"{wrong}; nothing was timed"
         prepared_runs.append(prepared)
     sampler = backend.sampler()
     try:
-        for run, prepared, answer in zip(job["runs"], prepared_runs, out, strict=True):
-            names = [impl["name"] for impl in run["impls"] if impl["name"] in prepared]
+        for prepared, answer in zip(prepared_runs, out, strict=True):
+            names = list(prepared)  # in the run's order, less the peers that cannot run
             samples, clocks, power, busy = ({n: [] for n in names} for _ in range(4))
-            orders = []
-            for r in range(settings["rounds"]):
-                orders.append(names if r % 2 == 0 else names[::-1])  # no impl always follows the same one
-                for name in orders[-1]:
+            orders = [names if r % 2 == 0 else names[::-1] for r in range(settings["rounds"])]  # no fixed neighbour
+            for order in orders:
+                for name in order:
                     with sampler.window(name):
                         timing = backend.time_ms(prepared[name], settings["warmup_s"], settings["repeats"])
                     samples[name].append(timing.ms)
@@ -341,12 +309,11 @@ def build(spec: dict[str, Any], autotune: bool) -> dict[str, Any]:
 
 def run_job(job: dict[str, Any]) -> tuple[dict[str, Any], int]:
     """A job's answer and this process's exit status."""
-    if job.get("backend") == "fake":
-        backend: CudaBackend = FakeBackend(job.get("fake") or {}, job["settings"].get("process", 0))
-    else:
-        backend = CudaBackend(bool(job.get("autotune")))
+    autotune = bool(job.get("autotune"))
     if job["mode"] == "build":
-        return build(job["build"], bool(job.get("autotune"))), 0  # a wrong build is the answer, not a failure
+        return build(job["build"], autotune), 0  # a wrong build is the answer, not a failure
+    fake = job.get("backend") == "fake"
+    backend = FakeBackend(job.get("fake") or {}, job["settings"].get("process", 0)) if fake else CudaBackend(autotune)
     answer: dict[str, Any] = {"error": None, "device": backend.device(), "runs": []}
     if job["mode"] == "probe":
         answer["software"] = backend.software()
