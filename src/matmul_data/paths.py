@@ -24,11 +24,8 @@ class ResultsFileError(ValueError):
 
 
 def results_file() -> Path | None:
-    """The results file to read: ``$HOPPER_MATMUL_RESULTS`` when set, else the one file in plots/results/.
-
-    None means there is none yet (the site then says "not measured yet"); several files and no
-    choice is an error that names them.
-    """
+    """The results file to read: ``$HOPPER_MATMUL_RESULTS`` when set, else the one file in plots/results/; None when
+    there is none yet (the site then says "not measured yet"); several files and no choice is an error naming them."""
     override = os.environ.get(ENV_RESULTS)
     if override:
         path = Path(override)

@@ -1,8 +1,5 @@
-"""The results file's schema: its constants, and the checks that a file (or a run, a row, a try-it) follows it.
-
-:mod:`matmul_data.results` re-exports what its callers use (``validate``, ``ResultsError``, ``CUBLAS``,
-``tflops``, ...); the layout itself is documented there.
-"""
+"""The results file's schema (its layout is documented in :mod:`matmul_data.results`, which re-exports what its
+callers use): its constants, and the checks that a file, a run, a row or a try-it follows it."""
 
 from __future__ import annotations
 
@@ -35,9 +32,7 @@ class ResultsError(ValueError):
 
 def _fail(field: str, problem: str, value: Any) -> ResultsError:
     shown = repr(value)
-    if len(shown) > 80:
-        shown = shown[:77] + "..."
-    return ResultsError(f"field {field!r} {problem}, got {shown}")
+    return ResultsError(f"field {field!r} {problem}, got {shown if len(shown) <= 80 else shown[:77] + '...'}")
 
 
 def _get(data: dict[str, Any], key: str, field: str) -> Any:
@@ -152,10 +147,8 @@ def _validate_row(
             raise _fail(f"{field}.step.over", "must name another row of the same run", row["step"]["over"])
     if row.get("counters") is not None:
         _check(row["counters"], f"{field}.counters", _OBJECTS["counters"])
-    if steps and impl != CUBLAS:
-        _check(row, field, "kept:bool")
-    if "suspect" in row:
-        _check(row, field, "suspect:bool")
+    kept = "kept:bool" if steps and impl != CUBLAS else ""  # a step's, not cuBLAS's; suspect where it is given
+    _check(row, field, f"{kept} suspect:bool" if "suspect" in row else kept)
 
 
 def _validate_run(run: Any, field: str, *, steps: bool = False, band: float | None = None) -> None:
@@ -175,10 +168,8 @@ def _validate_run(run: Any, field: str, *, steps: bool = False, band: float | No
 
 
 def _validate_figure(figure: Any, field: str, *, steps: bool = False, band: float | None = None) -> None:
-    """A figure: its merged rows (shaped like a run's), and ``runs``, the independent runs they merge.
-
-    Every merged interval must hold each run's own median: the interval a second run must fall in.
-    """
+    """A figure: its merged rows (shaped like a run's), and ``runs``, the independent runs they merge; every merged
+    interval must hold each run's own median (the interval a second run must fall in)."""
     _validate_run(figure, field, steps=steps, band=band)
     runs = _get(figure, "runs", field)
     if not isinstance(runs, list) or not runs:
@@ -282,9 +273,8 @@ def validate(data: dict[str, Any]) -> None:
     # calls per round (method 3 and older), or what the warm-up is and its seconds
     _check(method, "method", "warmup:int0" if isinstance(method.get("warmup"), int) else "warmup:str warmup_s:num")
     problem = _check(data["problem"], "problem", _OBJECTS["problem"])
-    band = None
-    if method.get("verdicts") is not None:
-        band = _check(method["verdicts"], "method.verdicts", _OBJECTS["verdicts"])["band"]
+    verdicts = method.get("verdicts")
+    band = None if verdicts is None else _check(verdicts, "method.verdicts", _OBJECTS["verdicts"])["band"]
     ladder = data.get("ladder")
     if ladder is not None:
         _validate_figure(ladder, "ladder", band=band)

@@ -1,11 +1,10 @@
 """The kernel versions, found by convention, and how every page, chart and table names them.
 
-A version is a file ``examples/hopper_matmul/matmul_vN.py``; its title is the module constant
-``TITLE = "..."`` in that file and its measured configuration the constant ``TUNED = {...}``, both
-read here with :mod:`ast` (no torch, no Tilus, nothing executed).
-Its chapter is ``docs/chapters/vN.rst`` and its chart ``plots/plot_vN.py``; the tests hold every
-version to having all three. Implementations that are not ours (cuBLAS, torch.compile, Triton's templates,
-QuACK) are ``PEERS``; :func:`label` names any implementation.
+A version is a file ``examples/hopper_matmul/matmul_vN.py``; its title is the module constant ``TITLE = "..."`` in that
+file and its measured configuration the constant ``TUNED = {...}``, both read here with :mod:`ast` (no torch, no Tilus,
+nothing executed). Its chapter is ``docs/chapters/vN.rst`` and its chart ``plots/plot_vN.py``; the tests hold every
+version to having all three. Implementations that are not ours (cuBLAS, torch.compile, Triton's templates, QuACK) are
+``PEERS``; :func:`label` names any implementation.
 """
 
 from __future__ import annotations
@@ -122,21 +121,15 @@ def read_tuned(path: Path) -> dict[str, Any]:
         value = ast.literal_eval(node) if node is not None else None
     except ValueError:
         value = None
-    if not isinstance(value, dict) or not value or not all(isinstance(k, str) for k in value):
-        raise VersionError(
-            f"{path}: no top-level TUNED = {{...}} (the configuration the chapter measured, as a literal)"
-        )
-    return value
+    if isinstance(value, dict) and value and all(isinstance(k, str) for k in value):
+        return value
+    raise VersionError(f"{path}: no top-level TUNED = {{...}} (the configuration the chapter measured, as a literal)")
 
 
 @cache
 def _discover(kernel_dir: Path) -> tuple[Version, ...]:
-    found = []
-    for path in kernel_dir.glob("matmul_v*.py"):
-        match = _KERNEL_FILE.fullmatch(path.name)
-        if match:
-            found.append(Version(int(match.group(1)), read_title(path), path))
-    return tuple(sorted(found, key=lambda v: v.number))
+    found = [(int(m[1]), p) for p in kernel_dir.glob("matmul_v*.py") if (m := _KERNEL_FILE.fullmatch(p.name))]
+    return tuple(sorted((Version(number, read_title(path), path) for number, path in found), key=lambda v: v.number))
 
 
 def all_versions(kernel_dir: Path | None = None) -> tuple[Version, ...]:
@@ -177,9 +170,7 @@ def previous(name: str, kernel_dir: Path | None = None) -> Version | None:
 
 def label(impl: str) -> str:
     """How a table or chart names any implementation: "V3", "cuBLAS", "torch.compile (max-autotune)"."""
-    if is_version_name(impl):
-        return impl.upper()
-    return PEERS.get(impl, impl)
+    return impl.upper() if is_version_name(impl) else PEERS.get(impl, impl)
 
 
 def title(impl: str) -> str:
