@@ -107,9 +107,8 @@ def ptxas_text(report: str) -> str:
 
 def disassemble(cubin: Path) -> str:
     """``cuobjdump -sass`` of a cubin (it runs nvdisasm, which the nvidia-cuda-nvdisasm wheel ships)."""
-    cuobjdump = find_tool("cuobjdump")
-    nvdisasm_dir = str(Path(find_tool("nvdisasm")).parent)
-    env = {**os.environ, "PATH": os.pathsep.join([nvdisasm_dir, os.environ.get("PATH", "")])}
+    cuobjdump, nvdisasm = find_tool("cuobjdump"), find_tool("nvdisasm")
+    env = {**os.environ, "PATH": os.pathsep.join([str(Path(nvdisasm).parent), os.environ.get("PATH", "")])}
     return run([cuobjdump, "-sass", str(cubin)], "cuobjdump -sass", env).stdout
 
 
@@ -158,8 +157,7 @@ def sass_instructions(sass: str) -> list[tuple[str, str]]:
 def sass_facts(sass: str) -> dict[str, dict[str, int]]:
     """Static counts: each family of budget.SASS_FAMILIES; HGMMA by shape; WARPGROUP.DEPBAR by groups left pending."""
     families = dict.fromkeys(budget.SASS_FAMILIES, 0)
-    hgmma: Counter[str] = Counter()
-    depbar: Counter[str] = Counter()
+    hgmma, depbar = Counter[str](), Counter[str]()
     for op, operands in sass_instructions(sass):
         parts = op.split(".")
         family = ".".join(parts[:2]) if parts[0] == "WARPGROUP" else parts[0]

@@ -71,6 +71,4 @@ def build_quack(tuned: bool, a: Any, b: Any, c: Any) -> Built:
 
 def build(impl: dict[str, Any], a: Any, b: Any, c: Any) -> Built:
     """The peer an ImplSpec of kind "triton" or "quack" names, built, compiled and (where asked) autotuned."""
-    if impl["kind"] == "triton":
-        return build_triton(a, b, c)
-    return build_quack(bool(impl["config"]["tuned"]), a, b, c)
+    return build_triton(a, b, c) if impl["kind"] == "triton" else build_quack(bool(impl["config"]["tuned"]), a, b, c)

@@ -124,13 +124,9 @@ def budget(build: Build, config: dict[str, Any], shape: tuple[int, int, int], sm
     return Budget(per_sm, limited_by, by_resource, flop_per_byte, tiles, resident, waves, last / resident)
 
 
-def source_hash(kernel_file: Path) -> str:
-    """SHA-256 of a kernel file and the helpers it builds with: a changed kernel makes its record stale."""
-    return files_hash([Path(kernel_file).resolve().relative_to(paths.ROOT).as_posix()])
-
-
 def files_hash(relative: list[str]) -> str:
-    """SHA-256 of files named relative to the repository root, then of the kernel helpers: a build's stamp."""
+    """SHA-256 of files named relative to the repository root, then of the kernel helpers they build with: a build's
+    stamp (a changed file makes its record stale)."""
     digest = hashlib.sha256()
     for path in (*(paths.ROOT / r for r in relative), *(paths.KERNEL_DIR / name for name in HELPERS)):
         digest.update(path.read_bytes())

@@ -189,15 +189,11 @@ def _validate_figure(figure: Any, field: str, *, steps: bool = False, band: floa
             raise _fail(f"{where}.shape", "must be the figure's shape", run["shape"])
         for impl, row in run["rows"].items():
             for key in ("ratio_to_cublas", "step"):
-                merged = figure["rows"][impl].get(key)
-                if row.get(key) is None or merged is None:
+                own, merged = row.get(key), figure["rows"][impl].get(key)
+                if own is None or merged is None or merged["low"] <= own["median"] <= merged["high"]:
                     continue
-                if not merged["low"] <= row[key]["median"] <= merged["high"]:
-                    raise _fail(
-                        f"{where}.rows.{impl}.{key}.median",
-                        f"lies outside the merged interval [{merged['low']:.4f}, {merged['high']:.4f}]",
-                        row[key]["median"],
-                    )
+                problem = f"lies outside the merged interval [{merged['low']:.4f}, {merged['high']:.4f}]"
+                raise _fail(f"{where}.rows.{impl}.{key}.median", problem, own["median"])
 
 
 def is_proof_run(run: dict[str, Any]) -> bool:
