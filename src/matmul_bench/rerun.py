@@ -57,9 +57,7 @@ def fresh(version: str) -> tuple[dict[str, Any] | None, str | None, str | None]:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.unlink(missing_ok=True)
     try:
-        done = subprocess.run(
-            command(version, out), cwd=paths.ROOT, capture_output=True, text=True, timeout=TIMEOUT_S, check=False
-        )
+        done = subprocess.run(command(version, out), cwd=paths.ROOT, capture_output=True, text=True, timeout=TIMEOUT_S)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return None, gpu, f"the benchmark did not finish ({exc.__class__.__name__})"
     if done.returncode != 0:

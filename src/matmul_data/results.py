@@ -65,20 +65,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from matmul_data import paths, stats
-from matmul_data.schema import (  # noqa: F401  (re-exported: the results API)
-    CUBLAS,
-    SCHEMA_VERSION,
-    TRYIT_TITLE_PREFIX,
-    ResultsError,
-    is_proof_run,
-    is_tryit_run,
-    run_key,
-    shape_of,
-    tflops,
-    tryit_key,
-    validate,
-)
+from matmul_data import paths, schema, stats
+from matmul_data.schema import ResultsError, is_proof_run, is_tryit_run, run_key, shape_of, tryit_key, validate
+
+# Re-exported with the names above: the results API.
+CUBLAS, SCHEMA_VERSION, TRYIT_TITLE_PREFIX = schema.CUBLAS, schema.SCHEMA_VERSION, schema.TRYIT_TITLE_PREFIX
+tflops = schema.tflops
 
 
 def slug(gpu_name: str) -> str:

@@ -130,9 +130,7 @@ def _interval(data: dict[str, Any], key: str, field: str, band: float | None = N
             raise _fail(f"{field}.{key}.verdict", f"does not follow the band of {band:.3f}", value)
 
 
-def _validate_row(
-    impl: str, row: Any, run: dict[str, Any], field: str, *, steps: bool, band: float | None = None
-) -> None:
+def _validate_row(impl: str, row: Any, run: dict[str, Any], field: str, *, steps: bool, band: float | None) -> None:
     row = _check(row, field, _OBJECTS["row"])
     shape = run["shape"]
     if not _close(row["tflops"], tflops(shape["m"], shape["n"], shape["k"], row["latency_ms"])):
@@ -160,11 +158,10 @@ def _validate_run(run: Any, field: str, *, steps: bool = False, band: float | No
     for impl, row in rows.items():
         _validate_row(impl, row, run, f"{field}.rows.{impl}", steps=steps, band=band)
     for impl, entry in (run.get("peers_missing") or {}).items():
-        _check(entry, f"{field}.peers_missing.{impl}", _OBJECTS["peer_missing"])
+        where = f"{field}.peers_missing.{impl}"
+        _check(entry, where, _OBJECTS["peer_missing"])
         if impl in rows or impl == CUBLAS:
-            raise _fail(
-                f"{field}.peers_missing.{impl}", "names a row of the run: a peer is either timed or missing", impl
-            )
+            raise _fail(where, "names a row of the run: a peer is either timed or missing", impl)
 
 
 def _validate_figure(figure: Any, field: str, *, steps: bool = False, band: float | None = None) -> None:

@@ -81,10 +81,6 @@ class Version:
         return any(isinstance(node, ast.FunctionDef) and node.name == "config_for" for node in tree.body)
 
     @property
-    def chapter(self) -> Path:
-        return paths.CHAPTERS_DIR / f"{self.name}.rst"
-
-    @property
     def chart_name(self) -> str:
         """What the chapter's chart images are called ("plot_v3"): found by convention, no script file."""
         return f"plot_{self.name}"
