@@ -95,8 +95,7 @@ def run(cmd: list[str], what: str, env: dict[str, str] | None = None) -> subproc
 
 
 def advisories(report: str) -> dict[str, int]:
-    """ptxas's numbered messages ("(C7517) warpgroup.wait is injected ...") by code, e.g. {"C7517": 1, "C7518": 1};
-    ptxas prints them with or without -v."""
+    """ptxas's numbered messages, with or without -v, by code: "(C7517) warpgroup.wait is injected ..." is C7517."""
     return dict(sorted(Counter(re.findall(r"^ptxas \w+\s*: \((C\d+)\)", report, re.M)).items()))
 
 
@@ -184,7 +183,8 @@ def early_accumulator_reads(sass: str) -> list[str]:
     return early
 
 
-LAUNCH = re.compile(r"<<<(dim3\(.*?\)), dim3\((\d+), 1, 1\), (\d+), ")
+# <<<grid, block, shared memory, stream>>>: the grid's block count where it is fixed, threads, shared bytes.
+LAUNCH = re.compile(r"<<<dim3\((?:(\d+), 1, 1|.*?)\), dim3\((\d+), 1, 1\), (\d+), ")
 
 
 def launch_facts(source: str) -> dict[str, int | None]:
@@ -192,12 +192,8 @@ def launch_facts(source: str) -> dict[str, int | None]:
     found = LAUNCH.search(source)
     if found is None:
         raise BuildCheckError("no kernel launch <<<grid, block, shared memory, stream>>> in the generated source")
-    fixed = re.fullmatch(r"dim3\((\d+), 1, 1\)", found.group(1))
-    return {
-        "threads": int(found.group(2)),
-        "shared_bytes": int(found.group(3)),
-        "persistent_blocks": int(fixed.group(1)) if fixed else None,
-    }
+    grid, threads, shared = found.groups()
+    return {"threads": int(threads), "shared_bytes": int(shared), "persistent_blocks": int(grid) if grid else None}
 
 
 # The PTX instructions a chapter may quote, by the prefix of their opcode: the first of each in a build is kept.
@@ -210,8 +206,7 @@ PTX_OPCODES = (
 
 
 def ptx_lines(ptx: str) -> dict[str, str]:
-    """The first instruction of each of PTX_OPCODES in a build's PTX (a TMA store apart from a TMA load), a long
-    register list shortened to its ends."""
+    """The first of each of PTX_OPCODES in a build's PTX (a TMA store apart from a load), long register lists cut."""
     found: dict[str, str] = {}
     for line in ptx.splitlines():
         code = line.split("//")[0].strip()
@@ -259,8 +254,7 @@ EXTRA_BUILDS: dict[str, tuple[str, str]] = {
 
 
 def record_build(name: str) -> dict[str, Any]:
-    """Build a version (its TUNED configuration) or one of EXTRA_BUILDS at the ladder's shape; its build facts, an
-    extra's with what it is and the files it was built from."""
+    """The build facts of a version (its TUNED) or of one of EXTRA_BUILDS (with what it is and its files)."""
     kind, what = EXTRA_BUILDS.get(name, ("version", ""))
     of, _, rest = name.partition("-")
     of = re.match(r"v\d+", of)[0]  # a steps variant of V6 in clusters, v6c-..., is built beside V6

@@ -125,8 +125,7 @@ def budget(build: Build, config: dict[str, Any], shape: tuple[int, int, int], sm
 
 
 def files_hash(relative: list[str]) -> str:
-    """SHA-256 of files named relative to the repository root, then of the kernel helpers they build with: a build's
-    stamp (a changed file makes its record stale)."""
+    """SHA-256 of files named relative to the repository root, then of the kernel helpers: a build's stamp."""
     digest = hashlib.sha256()
     for path in (*(paths.ROOT / r for r in relative), *(paths.KERNEL_DIR / name for name in HELPERS)):
         digest.update(path.read_bytes())

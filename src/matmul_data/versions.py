@@ -140,11 +140,10 @@ def names(kernel_dir: Path | None = None) -> tuple[str, ...]:
 
 def get(name: str, kernel_dir: Path | None = None) -> Version:
     """The version called ``name`` ("v3"); VersionError lists the ones that exist."""
-    for version in all_versions(kernel_dir):
-        if version.name == name:
-            return version
-    known = ", ".join(names(kernel_dir)) or "none"
-    raise VersionError(f"unknown version {name!r} (known: {known})")
+    found = {version.name: version for version in all_versions(kernel_dir)}
+    if name in found:
+        return found[name]
+    raise VersionError(f"unknown version {name!r} (known: {', '.join(found) or 'none'})")
 
 
 def tuned_configs(kernel_dir: Path | None = None) -> dict[str, dict[str, Any]]:
