@@ -74,6 +74,6 @@ def test_the_recorded_ladder_measured_each_kernel_file_s_tuned_configuration() -
     rows = ((data or {}).get("ladder") or {}).get("rows", {})
     if not rows:
         pytest.skip("no recorded ladder")
-    tuned = versions.tuned_configs()
+    tuned = {v.name: v.tuned for v in versions.all_versions()}
     differ = {name: (row["config"], tuned[name]) for name, row in rows.items() if name in tuned}
     assert {n: pair for n, pair in differ.items() if pair[0] != pair[1]} == {}

@@ -146,11 +146,6 @@ def get(name: str, kernel_dir: Path | None = None) -> Version:
     raise VersionError(f"unknown version {name!r} (known: {', '.join(found) or 'none'})")
 
 
-def tuned_configs(kernel_dir: Path | None = None) -> dict[str, dict[str, Any]]:
-    """{"v0": {...}, ...}: every version's measured configuration (its kernel file's TUNED)."""
-    return {v.name: v.tuned for v in all_versions(kernel_dir)}
-
-
 def is_version_name(name: str) -> bool:
     """True for names of the form "v<N>", whether or not the file exists."""
     return bool(_NAME.fullmatch(name))
