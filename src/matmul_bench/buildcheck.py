@@ -140,8 +140,7 @@ def build_sm90a(
     script_cls: type, config: dict[str, Any], m: int = 1024, n: int = 1024, k: int = 1024, sass: bool = False
 ) -> BuildReport:
     """Lower one configuration of a matmul script for sm_90a and compile it with nvcc (``sass``: and disassemble)."""
-    a, b, c = cpu_operands(m, n, k)
-    return compile_sm90a(generate_source(script_cls, config, (m, n, k, a, b, c)), sass=sass)
+    return compile_sm90a(generate_source(script_cls, config, (m, n, k, *cpu_operands(m, n, k))), sass=sass)
 
 
 # "/*0a40*/  @!P0 HGMMA.64x256x16.F32 R24, gdesc[UR4], RZ, !UPT, gsb0 ;": address, predicate, opcode, operands.
