@@ -70,7 +70,8 @@ def copy_site(tmp_path: Path) -> tuple[Path, Path]:
     kernel_dir.mkdir()
     for version in versions.all_versions():
         (kernel_dir / version.path.name).write_text(version.path.read_text(encoding="utf-8"), encoding="utf-8")
-        (docs_dir / "chapters" / version.chapter.name).write_text(version.chapter.read_text(encoding="utf-8"))
+        chapter = f"{version.name}.rst"
+        (docs_dir / "chapters" / chapter).write_text((paths.CHAPTERS_DIR / chapter).read_text(encoding="utf-8"))
     (docs_dir / "index.rst").write_text((paths.DOCS_DIR / "index.rst").read_text(encoding="utf-8"))
     return kernel_dir, docs_dir
 

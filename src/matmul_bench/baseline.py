@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from matmul_bench.plan import SWEEP_SHAPES, Shape
+from matmul_bench.plan import SWEEP_SHAPES
 from matmul_data import results
 
 NVJET = re.compile(r"nvjet_sm90_\w+?_(\d+)x(\d+)_(\d+)x(\d+)_(\d+)x(\d+)")
@@ -39,16 +40,6 @@ def busiest_kernel(call: Callable[[], Any], warmup: int = 3, calls: int = 5) -> 
     return max(events, key=lambda e: e.device_time_total).key
 
 
-def kernel_at(shape: Shape) -> str:
-    """The CUDA kernel that takes the most time in torch.matmul(A, B.T) at ``shape`` (fp16, fp32 accumulation)."""
-    import torch
-
-    m, n, k = shape
-    a = torch.randn(m, k, dtype=torch.float16, device="cuda")
-    b = torch.randn(n, k, dtype=torch.float16, device="cuda")
-    return busiest_kernel(lambda: torch.matmul(a, b.T))
-
-
 def record(results_path: Path, found: dict[str, dict[str, Any]]) -> int:
     """Each sweep figure of the file gains ``cublas_kernel`` for its shape (written atomically); how many did."""
     data = results.load(results_path)
@@ -69,11 +60,14 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     if args.into is not None and not args.into.is_file():
         parser.error(f"--into {args.into}: no such results file")
+    import torch
+
     found = {}
-    for shape in SWEEP_SHAPES:
-        name = kernel_at(shape)
-        found["x".join(map(str, shape))] = {"kernel": name, "decoded": decode(name)}
-        print(f"{'x'.join(map(str, shape)):>18}  {name}", flush=True)
+    for m, n, k in SWEEP_SHAPES:  # the busiest kernel of torch.matmul(A, B.T), fp16 with fp32 accumulation
+        a, b = (torch.randn(rows, k, dtype=torch.float16, device="cuda") for rows in (m, n))
+        name = busiest_kernel(functools.partial(torch.matmul, a, b.T))
+        found[f"{m}x{n}x{k}"] = {"kernel": name, "decoded": decode(name)}
+        print(f"{f'{m}x{n}x{k}':>18}  {name}", flush=True)
     if args.into:
         print(f"recorded for {record(args.into, found)} sweep shapes in {args.into}")
     return 0

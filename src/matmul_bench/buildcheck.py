@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -17,11 +18,19 @@ import tilus
 import torch
 
 from matmul_bench import kernels
-from matmul_data import budget, paths, versions
+from matmul_data import budget, paths, results, versions
 
 common = kernels.load("common")  # the kernels' helpers; importing them applies the Tilus 0.2.0 fixes
 
 NVCC_FLAGS = ["-std=c++17", "-O3", "-gencode", "arch=compute_90a,code=sm_90a"]
+# What ptxas -v reports of a build (0 where it says nothing), by the field of BuildReport that keeps it.
+PTXAS_COUNTS = {
+    "registers": r"Used (\d+) registers",
+    "spill_stores": r"(\d+) bytes spill stores",
+    "spill_loads": r"(\d+) bytes spill loads",
+    "stack_bytes": r"(\d+) bytes stack frame",
+    "barriers": r"used (\d+) barriers",
+}
 
 
 @dataclass(frozen=True)
@@ -48,21 +57,12 @@ def find_tool(name: str) -> str:
     override = os.environ.get(name.upper())
     if override:
         return override
-    for site in {Path(sysconfig.get_paths()["purelib"]), Path(sysconfig.get_paths()["platlib"])}:
-        for candidate in sorted(site.glob(f"nvidia/*/bin/{name}")):
-            if os.access(candidate, os.X_OK):
-                return str(candidate)
-    found = shutil.which(name)
+    sites = {Path(sysconfig.get_paths()["purelib"]), Path(sysconfig.get_paths()["platlib"])}
+    wheels = [str(c) for site in sites for c in sorted(site.glob(f"nvidia/*/bin/{name}")) if os.access(c, os.X_OK)]
+    found = wheels[0] if wheels else shutil.which(name)
     if found is None:
         raise BuildCheckError(f"{name} not found: pip install the test extra or put CUDA 13 on PATH")
     return found
-
-
-def include_dirs() -> list[str]:
-    """The headers Tilus's generated source includes."""
-    import tvm_ffi
-
-    return [str(Path(tvm_ffi.__file__).parent / "include"), str(Path(tilus.__file__).parent / "hidet" / "include")]
 
 
 def generate_source(script_cls: type, config: dict[str, Any], args: tuple[Any, ...]) -> str:
@@ -94,15 +94,8 @@ def run(cmd: list[str], what: str, env: dict[str, str] | None = None) -> subproc
     return done
 
 
-def count(pattern: str, text: str) -> int:
-    """The number the pattern's group captures in a report, 0 when absent."""
-    match = re.search(pattern, text)
-    return int(match.group(1)) if match else 0
-
-
 def advisories(report: str) -> dict[str, int]:
-    """ptxas's numbered messages ("(C7517) warpgroup.wait is injected ...") by code, e.g. {"C7517": 1, "C7518": 1};
-    ptxas prints them with or without -v."""
+    """ptxas's numbered messages, with or without -v, by code: "(C7517) warpgroup.wait is injected ..." is C7517."""
     return dict(sorted(Counter(re.findall(r"^ptxas \w+\s*: \((C\d+)\)", report, re.M)).items()))
 
 
@@ -113,32 +106,27 @@ def ptxas_text(report: str) -> str:
 
 def disassemble(cubin: Path) -> str:
     """``cuobjdump -sass`` of a cubin (it runs nvdisasm, which the nvidia-cuda-nvdisasm wheel ships)."""
-    cuobjdump = find_tool("cuobjdump")
-    nvdisasm_dir = str(Path(find_tool("nvdisasm")).parent)
-    env = {**os.environ, "PATH": os.pathsep.join([nvdisasm_dir, os.environ.get("PATH", "")])}
+    cuobjdump, nvdisasm = find_tool("cuobjdump"), find_tool("nvdisasm")
+    env = {**os.environ, "PATH": os.pathsep.join([str(Path(nvdisasm).parent), os.environ.get("PATH", "")])}
     return run([cuobjdump, "-sass", str(cubin)], "cuobjdump -sass", env).stdout
 
 
 def compile_sm90a(source: str, sass: bool = False) -> BuildReport:
     """Generated CUDA C++ compiled to PTX for sm_90a, assembled by ptxas -v (resources), disassembled with ``sass``."""
+    import tvm_ffi
+
     with tempfile.TemporaryDirectory(prefix="nvcc-sm90a-") as tmp:
         src, ptx = Path(tmp) / "source.cu", Path(tmp) / "kernel.ptx"
         src.write_text(source)
-        includes = [f"-I{d}" for d in include_dirs()]
+        headers = (Path(tvm_ffi.__file__).parent / "include", Path(tilus.__file__).parent / "hidet" / "include")
+        includes = [f"-I{d}" for d in headers]  # the headers Tilus's generated source includes
         run([find_tool("nvcc"), *NVCC_FLAGS, *includes, "--ptx", str(src), "-o", str(ptx)], "nvcc --ptx")
         # One front-end pass: ptxas assembles the PTX we already have and reports registers and spills.
         cubin = Path(tmp) / "kernel.cubin"
         report = run([find_tool("ptxas"), "-arch=sm_90a", "-v", str(ptx), "-o", str(cubin)], "ptxas").stderr
+        counts = {key: int(m[1]) if (m := re.search(pattern, report)) else 0 for key, pattern in PTXAS_COUNTS.items()}
         return BuildReport(
-            source=source,
-            ptx=ptx.read_text(),
-            registers=count(r"Used (\d+) registers", report),
-            spill_stores=count(r"(\d+) bytes spill stores", report),
-            spill_loads=count(r"(\d+) bytes spill loads", report),
-            stack_bytes=count(r"(\d+) bytes stack frame", report),
-            ptxas_report=report,
-            barriers=count(r"used (\d+) barriers", report),
-            sass=disassemble(cubin) if sass else "",
+            source, ptx.read_text(), ptxas_report=report, sass=disassemble(cubin) if sass else "", **counts
         )
 
 
@@ -152,8 +140,7 @@ def build_sm90a(
     script_cls: type, config: dict[str, Any], m: int = 1024, n: int = 1024, k: int = 1024, sass: bool = False
 ) -> BuildReport:
     """Lower one configuration of a matmul script for sm_90a and compile it with nvcc (``sass``: and disassemble)."""
-    a, b, c = cpu_operands(m, n, k)
-    return compile_sm90a(generate_source(script_cls, config, (m, n, k, a, b, c)), sass=sass)
+    return compile_sm90a(generate_source(script_cls, config, (m, n, k, *cpu_operands(m, n, k))), sass=sass)
 
 
 # "/*0a40*/  @!P0 HGMMA.64x256x16.F32 R24, gdesc[UR4], RZ, !UPT, gsb0 ;": address, predicate, opcode, operands.
@@ -168,8 +155,7 @@ def sass_instructions(sass: str) -> list[tuple[str, str]]:
 def sass_facts(sass: str) -> dict[str, dict[str, int]]:
     """Static counts: each family of budget.SASS_FAMILIES; HGMMA by shape; WARPGROUP.DEPBAR by groups left pending."""
     families = dict.fromkeys(budget.SASS_FAMILIES, 0)
-    hgmma: Counter[str] = Counter()
-    depbar: Counter[str] = Counter()
+    hgmma, depbar = Counter[str](), Counter[str]()
     for op, operands in sass_instructions(sass):
         parts = op.split(".")
         family = ".".join(parts[:2]) if parts[0] == "WARPGROUP" else parts[0]
@@ -196,7 +182,8 @@ def early_accumulator_reads(sass: str) -> list[str]:
     return early
 
 
-LAUNCH = re.compile(r"<<<(dim3\(.*?\)), dim3\((\d+), 1, 1\), (\d+), ")
+# <<<grid, block, shared memory, stream>>>: the grid's block count where it is fixed, threads, shared bytes.
+LAUNCH = re.compile(r"<<<dim3\((?:(\d+), 1, 1|.*?)\), dim3\((\d+), 1, 1\), (\d+), ")
 
 
 def launch_facts(source: str) -> dict[str, int | None]:
@@ -204,12 +191,8 @@ def launch_facts(source: str) -> dict[str, int | None]:
     found = LAUNCH.search(source)
     if found is None:
         raise BuildCheckError("no kernel launch <<<grid, block, shared memory, stream>>> in the generated source")
-    fixed = re.fullmatch(r"dim3\((\d+), 1, 1\)", found.group(1))
-    return {
-        "threads": int(found.group(2)),
-        "shared_bytes": int(found.group(3)),
-        "persistent_blocks": int(fixed.group(1)) if fixed else None,
-    }
+    grid, threads, shared = found.groups()
+    return {"threads": int(threads), "shared_bytes": int(shared), "persistent_blocks": int(grid) if grid else None}
 
 
 # The PTX instructions a chapter may quote, by the prefix of their opcode: the first of each in a build is kept.
@@ -222,8 +205,7 @@ PTX_OPCODES = (
 
 
 def ptx_lines(ptx: str) -> dict[str, str]:
-    """The first instruction of each of PTX_OPCODES in a build's PTX (a TMA store apart from a TMA load), a long
-    register list shortened to its ends."""
+    """The first of each of PTX_OPCODES in a build's PTX (a TMA store apart from a load), long register lists cut."""
     found: dict[str, str] = {}
     for line in ptx.splitlines():
         code = line.split("//")[0].strip()
@@ -243,25 +225,13 @@ def ptx_lines(ptx: str) -> dict[str, str]:
 def build_facts(report: BuildReport) -> dict[str, Any]:
     """What the record keeps of one build: resources (ptxas), launch, advisories, SASS counts, ptxas's output."""
     return {
-        "registers": report.registers,
-        "spill_stores": report.spill_stores,
-        "spill_loads": report.spill_loads,
-        "stack_bytes": report.stack_bytes,
-        "barriers": report.barriers,
+        **{key: getattr(report, key) for key in PTXAS_COUNTS},
         **launch_facts(report.source),
         "advisories": advisories(report.ptxas_report),
         **sass_facts(report.sass),
         "ptxas": ptxas_text(report.ptxas_report),
         "ptx": ptx_lines(report.ptx),
     }
-
-
-def record_one(name: str) -> dict[str, Any]:
-    """Build one version for sm_90a at the ladder's configuration; its build facts."""
-    version = versions.get(name)
-    cls = kernels.kernel_class(version.path, version.class_name)
-    report = build_sm90a(cls, version.tuned, *common.BENCH_SHAPE, sass=True)
-    return {**build_facts(report), "source": budget.source_hash(version.path)}
 
 
 # Builds beside the versions that a chapter quotes: name -> (kind, what it is). "edit": a try-it edit of
@@ -282,15 +252,17 @@ EXTRA_BUILDS: dict[str, tuple[str, str]] = {
 }
 
 
-def record_extra(name: str) -> dict[str, Any]:
-    """Build one of EXTRA_BUILDS at the ladder's shape; its build facts and the files it was built from."""
-    kind, what = EXTRA_BUILDS[name]
+def record_build(name: str) -> dict[str, Any]:
+    """The build facts of a version (its TUNED) or of one of EXTRA_BUILDS (with what it is and its files)."""
+    kind, what = EXTRA_BUILDS.get(name, ("version", ""))
     of, _, rest = name.partition("-")
     of = re.match(r"v\d+", of)[0]  # a steps variant of V6 in clusters, v6c-..., is built beside V6
     version = versions.get(of)
     kernel = version.path
     with tempfile.TemporaryDirectory(prefix="buildcheck-") as tmp:
-        if kind == "edit":
+        if kind == "version":
+            cls, config, files = kernels.kernel_class(kernel, version.class_name), version.tuned, [kernel]
+        elif kind == "edit":
             from matmul_bench import tryit
 
             entry = tryit.load_spec(tryit.SPEC_FILE)["EDITS"][of][rest]
@@ -312,8 +284,8 @@ def record_extra(name: str) -> dict[str, Any]:
             files += [kernels.EXPERIMENTS_DIR / "streamk.py"] if file == "v7_streamk.py" else []
         report = build_sm90a(cls, config, *common.BENCH_SHAPE, sass=True)
     relative = [f.relative_to(paths.ROOT).as_posix() for f in files]
-    return {**build_facts(report), "of": of, "what": what, "config": config, "files": relative,
-            "source": budget.files_hash(relative)}  # fmt: skip
+    facts = {**build_facts(report), "source": budget.files_hash(relative)}
+    return facts if kind == "version" else {**facts, "of": of, "what": what, "config": config, "files": relative}
 
 
 def build_all() -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
@@ -323,8 +295,8 @@ def build_all() -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
 
     context = multiprocessing.get_context("spawn")  # fresh interpreters: Tilus keeps global build state
     with ProcessPoolExecutor(max_workers=os.cpu_count() or 1, mp_context=context) as pool:
-        built = {name: pool.submit(record_one, name) for name in versions.names()}
-        extras = {name: pool.submit(record_extra, name) for name in EXTRA_BUILDS}
+        built = {name: pool.submit(record_build, name) for name in versions.names()}
+        extras = {name: pool.submit(record_build, name) for name in EXTRA_BUILDS}
     return {n: f.result() for n, f in built.items()}, {n: f.result() for n, f in extras.items()}
 
 
@@ -351,10 +323,10 @@ def main(argv: list[str]) -> int:
         return 0
     built, extras = build_all()
     if args.record:
-        budget.write_record(budget.BUILD_RECORD, {"arch": "sm_90a", "shape": list(common.BENCH_SHAPE),
-                                                  "tilus": tilus.__version__, "nvcc": tool_version("nvcc"),
-                                                  "cuobjdump": tool_version("cuobjdump"), "versions": built,
-                                                  "extras": extras})  # fmt: skip
+        record = {"arch": "sm_90a", "shape": list(common.BENCH_SHAPE), "tilus": tilus.__version__,
+                  "nvcc": tool_version("nvcc"), "cuobjdump": tool_version("cuobjdump"), "versions": built,
+                  "extras": extras}  # fmt: skip
+        results.write_bytes_atomic(budget.BUILD_RECORD, (json.dumps(record, indent=2, sort_keys=True) + "\n").encode())
     for name, entry in [*built.items(), *extras.items()]:
         print(f"{name}: { ({k: v for k, v in entry.items() if k not in ('ptxas', 'source', 'files')}) }")
     return 0

@@ -58,8 +58,7 @@ def prefix(ncu: str, metrics: Sequence[str], log: Path) -> list[str]:
 
 
 def counters(log: Path, metrics: Sequence[str]) -> dict[str, Any] | None:
-    """The counters of the first profiled kernel in the log ncu wrote (``--csv --page raw``); None when it measured
-    none of them."""
+    """The counters of the first kernel in ncu's log (``--csv --page raw``); None when it measured none of them."""
     lines = (log.read_text(errors="replace") if log.exists() else "").splitlines()
     start = next((i for i, line in enumerate(lines) if line.startswith('"') and any(m in line for m in metrics)), None)
     if start is None:

@@ -59,10 +59,9 @@ def build_quack(tuned: bool, a: Any, b: Any, c: Any) -> Built:
 
     kernel(*c.shape, a.shape[1], a, b, c)  # compile (and autotune) at the timed shape
     torch.cuda.synchronize()
-    if tuned:  # the autotuner's pick on the call above (Autotuner.best_config, set on every tuned call)
-        chosen = gemm_tuned.best_config.kwargs["config"]
-    else:  # what gemm(tuned=False) resolves: gemm_tuned.fn with config=None
-        chosen = gemm_tuned.fn(a, b.T, c, config=None)[0]
+    # tuned: the autotuner's pick on the call above (Autotuner.best_config, set on every tuned call); else what
+    # gemm(tuned=False) resolves: gemm_tuned.fn with config=None
+    chosen = gemm_tuned.best_config.kwargs["config"] if tuned else gemm_tuned.fn(a, b.T, c, config=None)[0]
     call = lambda: gemm(a, b.T, out=c, tuned=tuned)  # noqa: E731
     config = {"tuned": tuned, "config": dataclasses.asdict(chosen) if dataclasses.is_dataclass(chosen) else str(chosen),
               "kernel": busiest_kernel(call), "quack-kernels": machine.package_version("quack-kernels"),
@@ -72,6 +71,4 @@ def build_quack(tuned: bool, a: Any, b: Any, c: Any) -> Built:
 
 def build(impl: dict[str, Any], a: Any, b: Any, c: Any) -> Built:
     """The peer an ImplSpec of kind "triton" or "quack" names, built, compiled and (where asked) autotuned."""
-    if impl["kind"] == "triton":
-        return build_triton(a, b, c)
-    return build_quack(bool(impl["config"]["tuned"]), a, b, c)
+    return build_triton(a, b, c) if impl["kind"] == "triton" else build_quack(bool(impl["config"]["tuned"]), a, b, c)

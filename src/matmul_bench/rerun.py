@@ -12,7 +12,6 @@ import os
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,15 +21,6 @@ from matmul_data import paths, results
 ENV = "HOPPER_MATMUL_RERUN_CHARTS"
 OUT_DIR = paths.BUILD_DIR / "rerun"
 TIMEOUT_S = 900
-
-
-@dataclass(frozen=True)
-class Rerun:
-    """A fresh ladder for one version (``data``) and the GPU it ran on; or, when there is none, why."""
-
-    data: dict[str, Any] | None
-    gpu: str | None
-    reason: str | None
 
 
 def command(version: str, out: Path) -> list[str]:
@@ -57,30 +47,29 @@ def hopper_gpu() -> tuple[str | None, str | None]:
 
 
 @functools.cache
-def fresh(version: str) -> Rerun:
-    """Run the benchmark once per build process for ``version``; never raises."""
+def fresh(version: str) -> tuple[dict[str, Any] | None, str | None, str | None]:
+    """Run the benchmark once per build process for ``version``; never raises: (a fresh ladder, the GPU it ran on,
+    None), or (None, the GPU or None, why there is none)."""
     gpu, reason = hopper_gpu()
     if gpu is None:
-        return Rerun(None, None, reason)
+        return None, None, reason
     out = OUT_DIR / f"{version}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.unlink(missing_ok=True)
     try:
-        done = subprocess.run(
-            command(version, out), cwd=paths.ROOT, capture_output=True, text=True, timeout=TIMEOUT_S, check=False
-        )
+        done = subprocess.run(command(version, out), cwd=paths.ROOT, capture_output=True, text=True, timeout=TIMEOUT_S)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        return Rerun(None, gpu, f"the benchmark did not finish ({exc.__class__.__name__})")
+        return None, gpu, f"the benchmark did not finish ({exc.__class__.__name__})"
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        return Rerun(None, gpu, f"the benchmark exited with status {done.returncode}: {last}")
+        return None, gpu, f"the benchmark exited with status {done.returncode}: {last}"
     try:
         data = results.load(out)
     except results.ResultsError as exc:
-        return Rerun(None, gpu, f"the benchmark's file is not usable: {exc}")
+        return None, gpu, f"the benchmark's file is not usable: {exc}"
     if data.get("ladder") is None or version not in data["ladder"]["rows"]:
-        return Rerun(None, gpu, f"the benchmark's file has no ladder row for {version}")
-    return Rerun(data, gpu, None)
+        return None, gpu, f"the benchmark's file has no ladder row for {version}"
+    return data, gpu, None
 
 
 @functools.cache
@@ -93,8 +82,8 @@ def ladder_for(version: str) -> tuple[dict[str, Any] | None, str | None]:
     recorded = results.load_default()
     if os.environ.get(ENV, "") != "1":
         return recorded, None
-    run = fresh(version)
-    if run.data is None:
-        _say(version, run.reason or "no reason given")
+    data, gpu, reason = fresh(version)
+    if data is None:
+        _say(version, reason or "no reason given")
         return recorded, None
-    return run.data, run.gpu
+    return data, gpu

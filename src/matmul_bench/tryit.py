@@ -180,8 +180,8 @@ def child_main(argv: Sequence[str]) -> int:
     return 0
 
 
-def run_child(job_file: Path, phase: str, timeout_s: float) -> tuple[list[dict[str, Any]], list[str], bool, int | None]:
-    """One child in its own session: (its events, its other output's tail, whether it timed out, exit status)."""
+def run_child(job: Job, job_file: Path, phase: str, timeout_s: float) -> tuple[list[dict[str, Any]], Outcome]:
+    """One child in its own session (``phase``: build or check): its events, and the outcome they show."""
     command = kernels.command("tryit-child", str(job_file), phase)
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             start_new_session=True, env=kernels.child_env())  # fmt: skip
@@ -193,7 +193,8 @@ def run_child(job_file: Path, phase: str, timeout_s: float) -> tuple[list[dict[s
         output, timed_out = proc.communicate()[0], True
     lines = output.splitlines()
     events = [json.loads(line[len(MARK) :]) for line in lines if line.startswith(MARK)]
-    return events, [line for line in lines if not line.startswith(MARK)][-30:], timed_out, proc.returncode
+    tail = [line for line in lines if not line.startswith(MARK)][-30:]
+    return events, classify(job, events, phase if timed_out else None, tail, proc.returncode)
 
 
 def build_job(job: Job, workdir: Path) -> tuple[Path, Outcome | None]:
@@ -204,16 +205,8 @@ def build_job(job: Job, workdir: Path) -> tuple[Path, Outcome | None]:
     job_file = work / "job.json"
     job_file.write_text(json.dumps({"file": str(edited), "cls": job.cls, "config": job.config, "cache": str(
         work / "tilus-cache"), "checks": [list(s) for s in job.checks]}), encoding="utf-8")  # fmt: skip
-    events, tail, timed_out, status = run_child(job_file, "build", BUILD_TIMEOUT_S)
-    if any(e["event"] == "built" for e in events):
-        return job_file, None
-    return job_file, classify(job, events, "build" if timed_out else None, tail, status)
-
-
-def check_job(job: Job, job_file: Path) -> Outcome:
-    """Check a built edit on the GPU, alone."""
-    events, tail, timed_out, status = run_child(job_file, "check", START_S + LAUNCH_TIMEOUT_S * len(job.checks))
-    return classify(job, events, "check" if timed_out else None, tail, status)
+    events, outcome = run_child(job, job_file, "build", BUILD_TIMEOUT_S)
+    return job_file, None if any(e["event"] == "built" for e in events) else outcome
 
 
 def classify(job: Job, events: list[dict[str, Any]], timed_out: str | None, tail: list[str],
@@ -238,10 +231,8 @@ def classify(job: Job, events: list[dict[str, Any]], timed_out: str | None, tail
         return Outcome(job, base | {"outcome": "hangs", "error": error, "timeout_s": LAUNCH_TIMEOUT_S}, log_tail=tail)
     if any(e["event"] == "done" for e in events) and len(checks) == len(job.checks):
         return Outcome(job, base | {"outcome": "exact"}, log_tail=tail)
-    if timed_out:
-        return Outcome(
-            job, None, f"no progress while {'building' if timed_out == 'build' else 'checking'}; killed", tail
-        )
+    if timed_out:  # "build" or "check"
+        return Outcome(job, None, f"no progress while {timed_out}ing; killed", tail)
     return Outcome(job, None, f"the child process ended (exit status {returncode}) without an outcome", tail)
 
 
@@ -286,7 +277,7 @@ def main(argv: Sequence[str]) -> int:
     with tempfile.TemporaryDirectory(prefix="tryit-") as tmp, ThreadPoolExecutor(BUILD_JOBS) as pool:
         built = pool.map(lambda j: build_job(j, Path(tmp)), jobs)
         for job, (job_file, outcome) in zip(jobs, built, strict=True):  # each check as soon as its build is done
-            outcome = outcome or check_job(job, job_file)
+            outcome = outcome or run_child(job, job_file, "check", START_S + LAUNCH_TIMEOUT_S * len(job.checks))[1]
             if outcome.record is None:
                 failed += 1
                 print(f"{job.key}: NOT RECORDED: {outcome.problem}\n    " + "\n    ".join(outcome.log_tail[-12:]))

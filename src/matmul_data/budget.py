@@ -1,14 +1,13 @@
 """The budget of a kernel version on an H100/H200, computed from its build and configuration, never typed.
 
 Inputs: the sm_90a build record (threads, registers per thread, shared memory per block, from
-``python -m matmul_bench buildcheck --record``) and the tile configuration the ladder
-measured. Outputs: how many blocks fit on an SM and what limits them, the FLOP per byte each tile
-load buys, how the tiles of the ladder's problem fall into waves, and the speed of light at the
-clock the GPU really ran.
+``python -m matmul_bench buildcheck --record``) and the tile configuration the ladder measured. Outputs: how many
+blocks fit on an SM and what limits them, the FLOP per byte each tile load buys, how the tiles of the ladder's problem
+fall into waves, and the speed of light at the clock the GPU really ran.
 
-Hopper limits per SM (CUDA C Programming Guide, compute capability 9.0): 65,536 32-bit registers,
-228 KB of shared memory of which a block may use 227 KB, 1 KB of it reserved per resident block,
-2,048 threads, 32 blocks; registers are allocated per warp in units of 256.
+Hopper limits per SM (CUDA C Programming Guide, compute capability 9.0): 65,536 32-bit registers, 228 KB of shared
+memory of which a block may use 227 KB, 1 KB of it reserved per resident block, 2,048 threads, 32 blocks; registers are
+allocated per warp in units of 256.
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from matmul_data import paths, results, versions
+from matmul_data import paths, versions
 
 REGISTERS_PER_SM = 65536
 REGISTER_UNIT_PER_WARP = 256
@@ -121,21 +120,8 @@ def budget(build: Build, config: dict[str, Any], shape: tuple[int, int, int], sm
     resident = per_sm * sm_count if build.persistent_blocks is None else min(build.persistent_blocks, per_sm * sm_count)
     waves = tiles / resident
     last = tiles - (math.ceil(waves) - 1) * resident
-    return Budget(
-        blocks_per_sm=per_sm,
-        limited_by=limited_by,
-        by_resource=by_resource,
-        flop_per_byte=(2 * bm * bn * bk) / ((bm + bn) * bk * 2),
-        tiles=tiles,
-        resident_blocks=resident,
-        waves=waves,
-        last_wave_fraction=last / resident,
-    )
-
-
-def source_hash(kernel_file: Path) -> str:
-    """SHA-256 of a kernel file and the helpers it builds with: a changed kernel makes its record stale."""
-    return files_hash([Path(kernel_file).resolve().relative_to(paths.ROOT).as_posix()])
+    flop_per_byte = (2 * bm * bn * bk) / ((bm + bn) * bk * 2)
+    return Budget(per_sm, limited_by, by_resource, flop_per_byte, tiles, resident, waves, last / resident)
 
 
 def files_hash(relative: list[str]) -> str:
@@ -148,8 +134,3 @@ def files_hash(relative: list[str]) -> str:
 
 # The kernel folder's modules whose code ends up inside a kernel (V4 and later import the first two).
 HELPERS = ("pipeline.py", "raster.py", "tilus_fixes.py")
-
-
-def write_record(path: Path, data: dict[str, Any]) -> None:
-    """Write the build record in one step: readers see the old record or the new one."""
-    results.write_bytes_atomic(path, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode("utf-8"))

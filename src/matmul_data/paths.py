@@ -24,15 +24,11 @@ class ResultsFileError(ValueError):
 
 
 def results_file() -> Path | None:
-    """The results file to read: ``$HOPPER_MATMUL_RESULTS`` when set, else the one file in plots/results/.
-
-    None means there is none yet (the site then says "not measured yet"); several files and no
-    choice is an error that names them.
-    """
+    """The results file to read: ``$HOPPER_MATMUL_RESULTS`` when set, else the one file in plots/results/; None when
+    there is none yet (the site then says "not measured yet"); several files and no choice is an error naming them."""
     override = os.environ.get(ENV_RESULTS)
     if override:
-        path = Path(override)
-        return path if path.exists() else None
+        return Path(override) if Path(override).exists() else None
     found = sorted(RESULTS_DIR.glob("*.json"))
     if len(found) > 1:
         names = ", ".join(p.name for p in found)

@@ -1,7 +1,5 @@
-"""The recorded benchmark results: one JSON file per GPU model under ``plots/results/``.
-
-The benchmark writes these files; the charts and the Sphinx build read them. Pure Python
-(json, os, tempfile): the docs build on a machine with no torch, no Tilus and no GPU.
+"""The recorded benchmark results, one JSON file per GPU model under ``plots/results/``: the benchmark writes them,
+the charts and the Sphinx build read them (pure Python: the docs build on a machine with no torch, Tilus or GPU).
 
 Layout (schema 3)::
 
@@ -67,20 +65,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from matmul_data import paths, stats
-from matmul_data.schema import (  # noqa: F401  (re-exported: the results API)
-    CUBLAS,
-    SCHEMA_VERSION,
-    TRYIT_TITLE_PREFIX,
-    ResultsError,
-    is_proof_run,
-    is_tryit_run,
-    run_key,
-    shape_of,
-    tflops,
-    tryit_key,
-    validate,
-)
+from matmul_data import paths, schema, stats
+from matmul_data.schema import ResultsError, is_proof_run, is_tryit_run, run_key, shape_of, tryit_key, validate
+
+# Re-exported with the names above: the results API.
+CUBLAS, SCHEMA_VERSION, TRYIT_TITLE_PREFIX = schema.CUBLAS, schema.SCHEMA_VERSION, schema.TRYIT_TITLE_PREFIX
+tflops = schema.tflops
 
 
 def slug(gpu_name: str) -> str:
@@ -115,11 +105,8 @@ def load(path: Path) -> dict[str, Any]:
 
 
 def load_default() -> dict[str, Any] | None:
-    """The results the site shows (:func:`matmul_data.paths.results_file`), or None when there are none yet.
-
-    Read once per content (keyed by path, mtime and size): a docs build asks for it on every page. The
-    dict is shared, so a caller that changes it works on a copy.
-    """
+    """The results the site shows (:func:`matmul_data.paths.results_file`), or None when there are none yet; read
+    once per path, mtime and size (a docs build asks on every page), so a caller that changes it works on a copy."""
     try:
         path = paths.results_file()
     except paths.ResultsFileError as exc:
@@ -138,13 +125,9 @@ def _load_cached(path: str, mtime_ns: int, size: int) -> dict[str, Any]:
 
 
 def merge(existing: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
-    """Fold a new run into an existing file.
-
-    Provenance (gpu, software, method) comes from the new file. A new ladder replaces the old one
-    whole (a ladder is one session, never stitched from two); sweep runs are replaced by shape,
-    steps runs by (after, title, shape) and try-it outcomes by (version, name); what the new file
-    did not measure is kept.
-    """
+    """Fold a new run into an existing file: provenance (gpu, software, method) from the new file; a new ladder
+    replaces the old one whole (one session, never stitched from two); sweep runs are replaced by shape, steps runs
+    by (after, title, shape) and try-it outcomes by (version, name); what the new file did not measure is kept."""
     merged = copy.deepcopy(new)
     if existing is None:
         return merged
@@ -185,8 +168,7 @@ def write_bytes_atomic(path: Path, payload: bytes) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     # Same directory as the target, so os.replace is a rename within one filesystem (atomic on POSIX).
-    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    tmp = Path(tmp_name)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(payload)
@@ -196,7 +178,7 @@ def write_bytes_atomic(path: Path, payload: bytes) -> None:
         os.chmod(tmp, path.stat().st_mode & 0o777 if path.exists() else 0o644)
         os.replace(tmp, path)
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        Path(tmp).unlink(missing_ok=True)
         raise
     # Persist the rename itself (the directory entry); not every platform can open a directory.
     with contextlib.suppress(OSError):
@@ -207,10 +189,8 @@ def write_bytes_atomic(path: Path, payload: bytes) -> None:
             os.close(dir_fd)
 
 
-# --- reading ---------------------------------------------------------------------------------------
-# Everything outside the benchmark reads runs and rows through these functions, so that a change of
-# layout is made here. A row's own fields (tflops, latency_ms, ratio_to_cublas, step, sm_clock_mhz,
-# power_w, config, title, counters, kept) are read from the row these return.
+# --- reading: everything outside the benchmark reads runs and rows through these (a row's own fields from the row
+# they return), so that a change of layout is made here.
 
 PAYS, COSTS, WITHIN, UNRESOLVED = stats.PAYS, stats.COSTS, stats.WITHIN, stats.UNRESOLVED
 # The method version from which each implementation warms up for seconds of its own loop (docs/method.rst): runs
@@ -255,10 +235,8 @@ def proof_runs(data: dict[str, Any] | None) -> list[dict[str, Any]]:
 def steps_row(
     data: dict[str, Any] | None, impl: str, shape: tuple[int, int, int] | None = None
 ) -> tuple[dict[str, Any], dict[str, Any]] | None:
-    """(run, row) of a row of the steps runs (try-its included), by its name and optionally the run's shape.
-
-    Where several runs hold the name, the one in which it is a step wins, then the latest run.
-    """
+    """(run, row) of a row of the steps runs (try-its included), by its name and optionally the run's shape; where
+    several runs hold the name, the one in which it is a step wins, then the latest run."""
     found = [
         (run, run["rows"][impl])
         for run in (data or {}).get("steps", [])

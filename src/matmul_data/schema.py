@@ -1,8 +1,5 @@
-"""The results file's schema: its constants, and the checks that a file (or a run, a row, a try-it) follows it.
-
-:mod:`matmul_data.results` re-exports what its callers use (``validate``, ``ResultsError``, ``CUBLAS``,
-``tflops``, ...); the layout itself is documented there.
-"""
+"""The results file's schema (its layout is documented in :mod:`matmul_data.results`, which re-exports what its
+callers use): its constants, and the checks that a file, a run, a row or a try-it follows it."""
 
 from __future__ import annotations
 
@@ -35,9 +32,7 @@ class ResultsError(ValueError):
 
 def _fail(field: str, problem: str, value: Any) -> ResultsError:
     shown = repr(value)
-    if len(shown) > 80:
-        shown = shown[:77] + "..."
-    return ResultsError(f"field {field!r} {problem}, got {shown}")
+    return ResultsError(f"field {field!r} {problem}, got {shown if len(shown) <= 80 else shown[:77] + '...'}")
 
 
 def _get(data: dict[str, Any], key: str, field: str) -> Any:
@@ -135,9 +130,7 @@ def _interval(data: dict[str, Any], key: str, field: str, band: float | None = N
             raise _fail(f"{field}.{key}.verdict", f"does not follow the band of {band:.3f}", value)
 
 
-def _validate_row(
-    impl: str, row: Any, run: dict[str, Any], field: str, *, steps: bool, band: float | None = None
-) -> None:
+def _validate_row(impl: str, row: Any, run: dict[str, Any], field: str, *, steps: bool, band: float | None) -> None:
     row = _check(row, field, _OBJECTS["row"])
     shape = run["shape"]
     if not _close(row["tflops"], tflops(shape["m"], shape["n"], shape["k"], row["latency_ms"])):
@@ -152,10 +145,8 @@ def _validate_row(
             raise _fail(f"{field}.step.over", "must name another row of the same run", row["step"]["over"])
     if row.get("counters") is not None:
         _check(row["counters"], f"{field}.counters", _OBJECTS["counters"])
-    if steps and impl != CUBLAS:
-        _check(row, field, "kept:bool")
-    if "suspect" in row:
-        _check(row, field, "suspect:bool")
+    kept = "kept:bool" if steps and impl != CUBLAS else ""  # a step's, not cuBLAS's; suspect where it is given
+    _check(row, field, f"{kept} suspect:bool" if "suspect" in row else kept)
 
 
 def _validate_run(run: Any, field: str, *, steps: bool = False, band: float | None = None) -> None:
@@ -167,18 +158,15 @@ def _validate_run(run: Any, field: str, *, steps: bool = False, band: float | No
     for impl, row in rows.items():
         _validate_row(impl, row, run, f"{field}.rows.{impl}", steps=steps, band=band)
     for impl, entry in (run.get("peers_missing") or {}).items():
-        _check(entry, f"{field}.peers_missing.{impl}", _OBJECTS["peer_missing"])
+        where = f"{field}.peers_missing.{impl}"
+        _check(entry, where, _OBJECTS["peer_missing"])
         if impl in rows or impl == CUBLAS:
-            raise _fail(
-                f"{field}.peers_missing.{impl}", "names a row of the run: a peer is either timed or missing", impl
-            )
+            raise _fail(where, "names a row of the run: a peer is either timed or missing", impl)
 
 
 def _validate_figure(figure: Any, field: str, *, steps: bool = False, band: float | None = None) -> None:
-    """A figure: its merged rows (shaped like a run's), and ``runs``, the independent runs they merge.
-
-    Every merged interval must hold each run's own median: the interval a second run must fall in.
-    """
+    """A figure: its merged rows (shaped like a run's), and ``runs``, the independent runs they merge; every merged
+    interval must hold each run's own median (the interval a second run must fall in)."""
     _validate_run(figure, field, steps=steps, band=band)
     runs = _get(figure, "runs", field)
     if not isinstance(runs, list) or not runs:
@@ -198,15 +186,11 @@ def _validate_figure(figure: Any, field: str, *, steps: bool = False, band: floa
             raise _fail(f"{where}.shape", "must be the figure's shape", run["shape"])
         for impl, row in run["rows"].items():
             for key in ("ratio_to_cublas", "step"):
-                merged = figure["rows"][impl].get(key)
-                if row.get(key) is None or merged is None:
+                own, merged = row.get(key), figure["rows"][impl].get(key)
+                if own is None or merged is None or merged["low"] <= own["median"] <= merged["high"]:
                     continue
-                if not merged["low"] <= row[key]["median"] <= merged["high"]:
-                    raise _fail(
-                        f"{where}.rows.{impl}.{key}.median",
-                        f"lies outside the merged interval [{merged['low']:.4f}, {merged['high']:.4f}]",
-                        row[key]["median"],
-                    )
+                problem = f"lies outside the merged interval [{merged['low']:.4f}, {merged['high']:.4f}]"
+                raise _fail(f"{where}.rows.{impl}.{key}.median", problem, own["median"])
 
 
 def is_proof_run(run: dict[str, Any]) -> bool:
@@ -282,9 +266,8 @@ def validate(data: dict[str, Any]) -> None:
     # calls per round (method 3 and older), or what the warm-up is and its seconds
     _check(method, "method", "warmup:int0" if isinstance(method.get("warmup"), int) else "warmup:str warmup_s:num")
     problem = _check(data["problem"], "problem", _OBJECTS["problem"])
-    band = None
-    if method.get("verdicts") is not None:
-        band = _check(method["verdicts"], "method.verdicts", _OBJECTS["verdicts"])["band"]
+    verdicts = method.get("verdicts")
+    band = None if verdicts is None else _check(verdicts, "method.verdicts", _OBJECTS["verdicts"])["band"]
     ladder = data.get("ladder")
     if ladder is not None:
         _validate_figure(ladder, "ladder", band=band)

@@ -1,15 +1,13 @@
 """Paired ratios, their confidence intervals, and the rule every comparison on the site follows.
 
-The H200's clock wanders with power and temperature, so absolute times drift by 5-10% between
-runs. Implementations are therefore timed in one session, interleaved in rounds, and compared
-by paired ratios: in each round, the other implementation's time over this one's. The interval
-is a 95% percentile bootstrap of the median ratio that resamples processes, then rounds within
-each resampled process (the two levels at which the clock moves).
+The H200's clock wanders with power and temperature, so absolute times drift by 5-10% between runs. Implementations are
+therefore timed in one session, interleaved in rounds, and compared by paired ratios: in each round, the other
+implementation's time over this one's. The interval is a 95% percentile bootstrap of the median ratio that resamples
+processes, then rounds within each resampled process (the two levels at which the clock moves).
 
-The rule (:func:`band_verdict`): a step *pays* when the whole interval of its ratio lies above 1 + band,
-*costs* when it lies below 1 - band, is *within* the band when the whole interval lies inside 1 +/- band, and is
-*unresolved* otherwise: its interval reaches past an edge of the band, so the runs show neither a change larger
-than the band nor one smaller.
+The rule (:func:`band_verdict`): a step *pays* when the whole interval of its ratio lies above 1 + band, *costs* when it
+lies below 1 - band, is *within* the band when the whole interval lies inside 1 +/- band, and is *unresolved* otherwise:
+its interval reaches past an edge of the band, so the runs show neither a change larger than the band nor one smaller.
 """
 
 from __future__ import annotations
@@ -31,7 +29,6 @@ def interval(groups: Sequence[Sequence[float]], *, resamples: int = RESAMPLES, s
     groups = [list(g) for g in groups if len(g)]
     if not groups:
         raise ValueError("no samples: an interval needs at least one ratio")
-    pooled = [x for g in groups for x in g]
     choices = random.Random(seed).choices
     medians = []
     for _ in range(resamples):
@@ -43,7 +40,7 @@ def interval(groups: Sequence[Sequence[float]], *, resamples: int = RESAMPLES, s
     tail = (1.0 - CONFIDENCE) / 2.0
     low = medians[int(tail * (resamples - 1))]
     high = medians[int(round((1.0 - tail) * (resamples - 1)))]
-    median = statistics.median(pooled)
+    median = statistics.median(x for g in groups for x in g)
     return {"median": median, "low": min(low, median), "high": max(high, median)}
 
 
@@ -87,8 +84,5 @@ def warmup_slices(calls: Sequence[Sequence[float]], tail_ms: float = 1000.0) -> 
     ``calls`` holds [start ms from the block's first call, duration ms]; None for a slice with no call."""
     end = calls[-1][0]
     final = statistics.median(ms for at, ms in calls if at >= end - tail_ms)
-    out: list[float | None] = []
-    for low, high in WARMUP_SLICES_MS:
-        inside = [ms for at, ms in calls if low <= at < high]
-        out.append(statistics.median(inside) / final if inside else None)
-    return out
+    inside = [[ms for at, ms in calls if low <= at < high] for low, high in WARMUP_SLICES_MS]
+    return [statistics.median(times) / final if times else None for times in inside]

@@ -1,11 +1,10 @@
 """The kernel versions, found by convention, and how every page, chart and table names them.
 
-A version is a file ``examples/hopper_matmul/matmul_vN.py``; its title is the module constant
-``TITLE = "..."`` in that file and its measured configuration the constant ``TUNED = {...}``, both
-read here with :mod:`ast` (no torch, no Tilus, nothing executed).
-Its chapter is ``docs/chapters/vN.rst`` and its chart ``plots/plot_vN.py``; the tests hold every
-version to having all three. Implementations that are not ours (cuBLAS, torch.compile, Triton's templates,
-QuACK) are ``PEERS``; :func:`label` names any implementation.
+A version is a file ``examples/hopper_matmul/matmul_vN.py``; its title is the module constant ``TITLE = "..."`` in that
+file and its measured configuration the constant ``TUNED = {...}``, both read here with :mod:`ast` (no torch, no Tilus,
+nothing executed). Its chapter is ``docs/chapters/vN.rst`` and its chart ``plots/plot_vN.py``; the tests hold every
+version to having all three. Implementations that are not ours (cuBLAS, torch.compile, Triton's templates, QuACK) are
+``PEERS``; :func:`label` names any implementation.
 """
 
 from __future__ import annotations
@@ -82,10 +81,6 @@ class Version:
         return any(isinstance(node, ast.FunctionDef) and node.name == "config_for" for node in tree.body)
 
     @property
-    def chapter(self) -> Path:
-        return paths.CHAPTERS_DIR / f"{self.name}.rst"
-
-    @property
     def chart_name(self) -> str:
         """What the chapter's chart images are called ("plot_v3"): found by convention, no script file."""
         return f"plot_{self.name}"
@@ -122,21 +117,15 @@ def read_tuned(path: Path) -> dict[str, Any]:
         value = ast.literal_eval(node) if node is not None else None
     except ValueError:
         value = None
-    if not isinstance(value, dict) or not value or not all(isinstance(k, str) for k in value):
-        raise VersionError(
-            f"{path}: no top-level TUNED = {{...}} (the configuration the chapter measured, as a literal)"
-        )
-    return value
+    if isinstance(value, dict) and value and all(isinstance(k, str) for k in value):
+        return value
+    raise VersionError(f"{path}: no top-level TUNED = {{...}} (the configuration the chapter measured, as a literal)")
 
 
 @cache
 def _discover(kernel_dir: Path) -> tuple[Version, ...]:
-    found = []
-    for path in kernel_dir.glob("matmul_v*.py"):
-        match = _KERNEL_FILE.fullmatch(path.name)
-        if match:
-            found.append(Version(int(match.group(1)), read_title(path), path))
-    return tuple(sorted(found, key=lambda v: v.number))
+    found = [(int(m[1]), p) for p in kernel_dir.glob("matmul_v*.py") if (m := _KERNEL_FILE.fullmatch(p.name))]
+    return tuple(sorted((Version(number, read_title(path), path) for number, path in found), key=lambda v: v.number))
 
 
 def all_versions(kernel_dir: Path | None = None) -> tuple[Version, ...]:
@@ -151,16 +140,10 @@ def names(kernel_dir: Path | None = None) -> tuple[str, ...]:
 
 def get(name: str, kernel_dir: Path | None = None) -> Version:
     """The version called ``name`` ("v3"); VersionError lists the ones that exist."""
-    for version in all_versions(kernel_dir):
-        if version.name == name:
-            return version
-    known = ", ".join(names(kernel_dir)) or "none"
-    raise VersionError(f"unknown version {name!r} (known: {known})")
-
-
-def tuned_configs(kernel_dir: Path | None = None) -> dict[str, dict[str, Any]]:
-    """{"v0": {...}, ...}: every version's measured configuration (its kernel file's TUNED)."""
-    return {v.name: v.tuned for v in all_versions(kernel_dir)}
+    found = {version.name: version for version in all_versions(kernel_dir)}
+    if name in found:
+        return found[name]
+    raise VersionError(f"unknown version {name!r} (known: {', '.join(found) or 'none'})")
 
 
 def is_version_name(name: str) -> bool:
@@ -177,9 +160,7 @@ def previous(name: str, kernel_dir: Path | None = None) -> Version | None:
 
 def label(impl: str) -> str:
     """How a table or chart names any implementation: "V3", "cuBLAS", "torch.compile (max-autotune)"."""
-    if is_version_name(impl):
-        return impl.upper()
-    return PEERS.get(impl, impl)
+    return impl.upper() if is_version_name(impl) else PEERS.get(impl, impl)
 
 
 def title(impl: str) -> str:
