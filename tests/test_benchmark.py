@@ -390,6 +390,25 @@ def test_the_plan_with_peers_needs_no_torch_and_no_peer_installed(monkeypatch, c
     assert "quack-autotuned" in capsys.readouterr().out
 
 
+def test_every_command_s_help_and_the_plan_run_without_torch_tilus_or_numpy() -> None:
+    script = """
+import sys
+for module in ("torch", "tilus", "numpy", "tvm_ffi"):
+    sys.modules[module] = None  # any import of them now raises ImportError: a bare `pip install -e .`
+from matmul_bench import cli
+for name in cli.COMMANDS:
+    try:
+        status = cli.main([name, "--help"])
+    except SystemExit as exc:  # argparse's --help
+        status = exc.code or 0
+    assert status == 0, name
+assert cli.main(["plan"]) == 0
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "usage: python -m matmul_bench quick" in done.stdout and "estimated duration" in done.stdout
+
+
 def test_a_missing_peer_is_recorded_with_its_error_and_the_run_goes_on(tmp_path: Path, capsys) -> None:
     assert fake(tmp_path, "--sweep", "--peers", missing_peers=[versions.QUACK]) == 0
     (sweep,) = results.load(tmp_path / "res" / "nvidia-h200.json")["sweep"]

@@ -11,16 +11,22 @@ import sysconfig
 import tempfile
 from collections import Counter
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
-from typing import Any
-
-import tilus
-import torch
+from typing import TYPE_CHECKING, Any
 
 from matmul_bench import kernels
 from matmul_data import budget, paths, results, versions
 
-common = kernels.load("common")  # the kernels' helpers; importing them applies the Tilus 0.2.0 fixes
+if TYPE_CHECKING:  # tilus and torch are imported where a build needs them: --help runs without them
+    import torch
+
+
+@cache
+def common() -> Any:
+    """The kernels' helpers; importing them applies the Tilus 0.2.0 fixes (and imports tilus and torch)."""
+    return kernels.load("common")
+
 
 NVCC_FLAGS = ["-std=c++17", "-O3", "-gencode", "arch=compute_90a,code=sm_90a"]
 # What ptxas -v reports of a build (0 where it says nothing), by the field of BuildReport that keeps it.
@@ -67,7 +73,9 @@ def find_tool(name: str) -> str:
 
 def generate_source(script_cls: type, config: dict[str, Any], args: tuple[Any, ...]) -> str:
     """Have Tilus lower ``script_cls`` with one configuration for sm_90a; return source.cu."""
-    pinned = common.pinned(script_cls, config)
+    import tilus
+
+    pinned = common().pinned(script_cls, config)
     previous_target = tilus.target._target  # None on a machine with no GPU; restored below
     previous_cache = tilus.option.get_option("cache_dir")
     with tempfile.TemporaryDirectory(prefix="tilus-sm90a-") as cache:
@@ -113,6 +121,7 @@ def disassemble(cubin: Path) -> str:
 
 def compile_sm90a(source: str, sass: bool = False) -> BuildReport:
     """Generated CUDA C++ compiled to PTX for sm_90a, assembled by ptxas -v (resources), disassembled with ``sass``."""
+    import tilus
     import tvm_ffi
 
     with tempfile.TemporaryDirectory(prefix="nvcc-sm90a-") as tmp:
@@ -132,6 +141,8 @@ def compile_sm90a(source: str, sass: bool = False) -> BuildReport:
 
 def cpu_operands(m: int, n: int, k: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Placeholder CPU tensors of the right dtype and shape; Tilus only reads their metadata."""
+    import torch
+
     a, b, c = (torch.empty(*shape, dtype=torch.float16) for shape in ((m, k), (n, k), (m, n)))
     return a, b, c
 
@@ -282,7 +293,7 @@ def record_build(name: str) -> dict[str, Any]:
             cls = kernels.kernel_class(kernels.EXPERIMENTS_DIR / file, cls_name)
             files = [kernel, kernels.EXPERIMENTS_DIR / file]
             files += [kernels.EXPERIMENTS_DIR / "streamk.py"] if file == "v7_streamk.py" else []
-        report = build_sm90a(cls, config, *common.BENCH_SHAPE, sass=True)
+        report = build_sm90a(cls, config, *common().BENCH_SHAPE, sass=True)
     relative = [f.relative_to(paths.ROOT).as_posix() for f in files]
     facts = {**build_facts(report), "source": budget.files_hash(relative)}
     return facts if kind == "version" else {**facts, "of": of, "what": what, "config": config, "files": relative}
@@ -323,7 +334,9 @@ def main(argv: list[str]) -> int:
         return 0
     built, extras = build_all()
     if args.record:
-        record = {"arch": "sm_90a", "shape": list(common.BENCH_SHAPE), "tilus": tilus.__version__,
+        import tilus
+
+        record = {"arch": "sm_90a", "shape": list(common().BENCH_SHAPE), "tilus": tilus.__version__,
                   "nvcc": tool_version("nvcc"), "cuobjdump": tool_version("cuobjdump"), "versions": built,
                   "extras": extras}  # fmt: skip
         results.write_bytes_atomic(budget.BUILD_RECORD, (json.dumps(record, indent=2, sort_keys=True) + "\n").encode())

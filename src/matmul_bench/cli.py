@@ -3,6 +3,7 @@ run, 2 bad usage (nothing runs), 3 a wrong result (nothing of it recorded)."""
 
 from __future__ import annotations
 
+import functools
 import importlib
 import sys
 from collections.abc import Callable, Sequence
@@ -14,11 +15,11 @@ if TYPE_CHECKING:
 PROG = "python -m matmul_bench"
 
 
-def record(argv: list[str]) -> int:
-    """``record``, ``quick`` and ``plan``: parse, plan, and run unless it is a dry run."""
+def record(argv: list[str], name: str = "record") -> int:
+    """``record``, ``quick`` and ``plan`` (``name``, for the usage lines): parse, plan, and run unless a dry run."""
     from matmul_bench import plan as planning
 
-    parser = planning.build_parser()
+    parser = planning.build_parser(f"{PROG} {name}")
     try:
         args = parser.parse_args(argv)
         plan = planning.make_plan(args)
@@ -37,11 +38,10 @@ def record(argv: list[str]) -> int:
 
 def measured_text() -> str:
     """The measured cost of a record beside the estimate: what the newest invocations took (their ``invocation_s``)."""
-    from matmul_bench import replicate
-    from matmul_data import paths, results
+    from matmul_data import paths, results  # torch- and numpy-free: `plan` runs on a bare install
 
     path = paths.results_file()
-    figures = replicate.figures(results.load(path)) if path is not None else []
+    figures = results.figures(results.load(path)) if path is not None else []
     took = sorted({run["run_id"]: run["invocation_s"] for f in figures for run in f["runs"] if run.get("invocation_s")}
                   .items())  # fmt: skip
     if not took:
@@ -69,8 +69,16 @@ def command(module: str, function: str = "main") -> Callable[[list[str]], int]:
 # name -> (what it does and how long it takes, the function, arguments put before the user's)
 COMMANDS: dict[str, tuple[str, Callable[[list[str]], int], tuple[str, ...]]] = {
     "record": ("benchmark on a Hopper GPU, merged into plots/results/<gpu>.json (`plan` estimates it)", record, ()),
-    "quick": ("a smoke run into build/quick/, one run, not replicated (`plan --quick`)", record, ("--quick",)),
-    "plan": ("print what `record` would run, with its estimated duration (no GPU)", record, ("--dry-run",)),
+    "quick": (
+        "a smoke run into build/quick/, one run, not replicated (`plan --quick`)",
+        functools.partial(record, name="quick"),
+        ("--quick",),
+    ),
+    "plan": (
+        "print what `record` would run, with its estimated duration (no GPU)",
+        functools.partial(record, name="plan"),
+        ("--dry-run",),
+    ),
     "tryit": ("apply, build and check the chapters' Try it edits on a GPU (`tryit --dry-run`)", command("tryit"), ()),
     "buildcheck": ("build every version for sm_90a on the CPU (--record: the build record)", command("buildcheck"), ()),
     "baseline": ("name cuBLAS's kernel at every sweep shape (torch profiler) on a GPU", command("baseline"), ()),

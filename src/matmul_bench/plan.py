@@ -123,9 +123,9 @@ def shape_text(shape: Shape | list[int]) -> str:
     return "x".join(str(d) for d in shape)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str = "python -m matmul_bench record") -> argparse.ArgumentParser:
     """The options of ``record``, ``quick`` and ``plan``."""
-    parser = argparse.ArgumentParser(prog="python -m matmul_bench record", description="Time the kernel versions "
+    parser = argparse.ArgumentParser(prog=prog, description="Time the kernel versions "
         "against cuBLAS on a Hopper GPU, interleaved in rounds in fresh processes, and record "
         "plots/results/<gpu>.json. With no section given: --ladder --sweep --ncu.")  # fmt: skip
     add = parser.add_argument

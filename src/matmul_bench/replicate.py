@@ -13,6 +13,7 @@ import numpy as np
 
 from matmul_bench.aggregate import METHOD_VERSION, median_of  # runs of an older method are not merged with new ones
 from matmul_data import results, stats, versions
+from matmul_data.results import figures
 
 FAMILY_CONFIDENCE = 0.95
 MIN_BAND = 0.01
@@ -123,11 +124,6 @@ def merged_ratio(rows: list[dict[str, Any]], key: str, confidence: float) -> dic
     median = float(statistics.median(x for run in samples for process in run for x in process))
     low, high = bootstrap(samples, confidence)
     return {"median": median, "low": min(low, median, *medians), "high": max(high, median, *medians)}
-
-
-def figures(data: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every figure of a results file: the ladder, then the sweep's, then the steps'."""
-    return [f for f in [data.get("ladder"), *data.get("sweep", []), *data.get("steps", [])] if f]
 
 
 def verdict_count(data: dict[str, Any]) -> int:

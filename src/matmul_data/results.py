@@ -199,6 +199,11 @@ WARMUP_METHOD = 4
 verdict = stats.verdict  # a ratio's verdict: PAYS, COSTS, WITHIN or UNRESOLVED (its band: the interval's "band")
 
 
+def figures(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every figure of a results file: the ladder, then the sweep's, then the steps'."""
+    return [f for f in [data.get("ladder"), *data.get("sweep", []), *data.get("steps", [])] if f]
+
+
 def ladder(data: dict[str, Any] | None) -> dict[str, Any] | None:
     """The ladder run (every version and cuBLAS at the problem size), or None when it is not measured yet."""
     return None if data is None else data.get("ladder")
