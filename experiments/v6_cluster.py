@@ -21,10 +21,11 @@ CONSUMERS, PRODUCER = matmul_v6.CONSUMERS, matmul_v6.PRODUCER  # V6's warp roles
 Pipeline, TileRaster = load("pipeline").Pipeline, load("raster").TileRaster
 
 
-# Empty barriers count the consumer warp groups of both blocks; each group releases a stage in both.
+# Empty barriers count the consumer warp groups of every block of the cluster; each group releases a stage in all.
 class ClusterPipeline(Pipeline):
-    def __init__(self, num_stages: int, num_consumers: int, arrive_scope: str):
-        super().__init__(num_stages, num_consumers * 2)
+    def __init__(self, num_stages: int, num_consumers: int, arrive_scope: str, cluster_size: int = 2):
+        super().__init__(num_stages, num_consumers * cluster_size)
+        self.cluster_size: int = cluster_size
         # Release semantics at "cluster" scope (Tilus's default for a remote arrive): ptxas puts MEMBAR.ALL.CTA and
         # MEMBAR.ALL.GPU before each remote arrive. At "cta" scope (the PTX default, as CUTLASS's ClusterBarrier
         # arrives on a peer's barrier): no fence; the WGMMAs that read the stage have retired (wait_group) already.
@@ -33,13 +34,10 @@ class ClusterPipeline(Pipeline):
     def consumer_release(self):
         with self.single_thread():
             # Tilus 0.2.0 has no remote plain arrive; an arrive that expects 0 bytes is one.
-            empty = self.empty[self.release_stage]
-            self.mbarrier.arrive_and_expect_tx_remote(
-                empty, transaction_bytes=0, target_rank=0, scope=self.arrive_scope
-            )
-            self.mbarrier.arrive_and_expect_tx_remote(
-                empty, transaction_bytes=0, target_rank=1, scope=self.arrive_scope
-            )
+            for rank in range(self.cluster_size):
+                self.mbarrier.arrive_and_expect_tx_remote(
+                    self.empty[self.release_stage], transaction_bytes=0, target_rank=rank, scope=self.arrive_scope
+                )
         self.release_stage = self.release_stage + 1
         if self.release_stage == self.num_stages:
             self.release_stage = 0

@@ -80,17 +80,10 @@ def spread(values: list[float]) -> str:
 
 
 def time_shape(shape: tuple[int, ...], impls: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
-    """Rounds in alternating order at one shape; prints each implementation's ratio to cuBLAS and to V8."""
+    """V8_check's rounds in alternating order at one shape; prints each implementation's ratio to cuBLAS and to V8."""
     m, n, k = shape
-    a, b = common.random_operands(m, n, k, seed=1)
-    c = torch.empty(m, n, dtype=torch.float16, device="cuda")
     built = {name: kernels.make_kernel(file, cls, config) for name, (file, cls, config) in impls.items()}
-    calls = {name: (lambda kern=kernel: kern(m, n, k, a, b, c)) for name, kernel in built.items()}
-    calls["cuBLAS"] = lambda: torch.matmul(a, b.T, out=c)
-    ms: dict[str, list[float]] = {name: [] for name in calls}
-    for round_ in range(args.rounds):
-        for name in list(calls) if round_ % 2 == 0 else list(reversed(calls)):
-            ms[name].append(common.time_ms(calls[name], warmup=3, repeats=args.repeats))
+    ms = kernels.load("v8_check").time_shape(shape, built, args)
     cublas = statistics.median(ms["cuBLAS"])
     print(f"\n{m}x{n}x{k}: cuBLAS {cublas:.3f} ms ({common.tflops(m, n, k, cublas):.0f} TFLOPS)", flush=True)
     for name, kernel in built.items():

@@ -28,28 +28,13 @@ from tilus.utils import cdiv
 
 import common
 import tile_model
+from matmul_bench.kernels import load
 from pipeline import Pipeline
 from raster import TileRaster
 
-
-# Empty barriers that count the consumer groups of every block of the cluster, each group arriving on all of them
-# (the V6 cluster attempt's ring, for any cluster size). The remote arrives are released at CTA scope: at cluster
-# scope (Tilus's default) ptxas fences each one (v6_cluster.py); the WGMMAs that read the stage have retired.
-class ClusterPipeline(Pipeline):
-    def __init__(self, num_stages: int, num_consumers: int, cluster_size: int):
-        super().__init__(num_stages, num_consumers * cluster_size)
-        self.cluster_size: int = cluster_size
-
-    def consumer_release(self):
-        with self.single_thread():
-            # Tilus 0.2.0 has no remote plain arrive; an arrive that expects 0 bytes is one.
-            for rank in range(self.cluster_size):
-                self.mbarrier.arrive_and_expect_tx_remote(
-                    self.empty[self.release_stage], transaction_bytes=0, target_rank=rank, scope="cta"
-                )
-        self.release_stage = self.release_stage + 1
-        if self.release_stage == self.num_stages:
-            self.release_stage = 0
+# The V6 cluster attempt's ring (empty barriers counting every block's consumer groups), its remote arrives released
+# at CTA scope: at cluster scope (Tilus's default) ptxas fences each one; the WGMMAs that read the stage have retired.
+ClusterPipeline = load("v6_cluster").ClusterPipeline
 
 
 TITLE = "clusters of two with TMA multicast (draft)"
@@ -102,22 +87,21 @@ class MatmulV9Cluster(tilus.Script):
 
     def __call__(self, m_size: int32, n_size: int, k_size: int, a_ptr: ~float16, b_ptr: ~float16, c_ptr: ~float16):
         bm, bn, bk, gm = self.block_m, self.block_n, self.block_k, self.group_m
-        CLUSTER = self.cluster_size  # noqa: N806
         self.attrs.blocks = self.grid_blocks
-        self.attrs.cluster_blocks = CLUSTER
+        self.attrs.cluster_blocks = self.cluster_size
         self.attrs.warps = self.tile.threads // 32
         # The raster walks pairs of tile rows; a pair's second tile may lie past M (TMA reads zeros, stores clip).
-        raster = TileRaster(cdiv(cdiv(m_size, bm), CLUSTER), cdiv(n_size, bn), self.swizzle_size)
-        rank: int32 = self.blockIdx.x % CLUSTER
+        raster = TileRaster(cdiv(cdiv(m_size, bm), self.cluster_size), cdiv(n_size, bn), self.swizzle_size)
+        rank: int32 = self.blockIdx.x % self.cluster_size
 
         ga = self.global_view(a_ptr, dtype=float16, shape=[m_size, k_size])
         gb = self.global_view(b_ptr, dtype=float16, shape=[n_size, k_size])
         gc = self.global_view(c_ptr, dtype=float16, shape=[m_size, n_size])
         sa = self.shared_tensor(dtype=float16, shape=[self.num_stages, self.consumers, gm, bk])
         # B in two halves of block_n / 2 rows: half r is loaded by the block of rank r and multicast to both.
-        sb = self.shared_tensor(dtype=float16, shape=[self.num_stages, CLUSTER, bn // CLUSTER, bk])
+        sb = self.shared_tensor(dtype=float16, shape=[self.num_stages, self.cluster_size, bn // self.cluster_size, bk])
         sc = self.shared_tensor(dtype=float16, shape=[self.consumers, bn // self.halves // CHUNK, gm, CHUNK])
-        pipe = ClusterPipeline(self.num_stages, num_consumers=self.consumers, cluster_size=CLUSTER)
+        pipe = ClusterPipeline(self.num_stages, self.consumers, arrive_scope="cta", cluster_size=self.cluster_size)
         # Both blocks' barriers are initialised before either block arrives on or multicasts into the other.
         self.cluster.sync()
 
@@ -149,11 +133,10 @@ class MatmulV9Cluster(tilus.Script):
         k_size: int,
     ):
         """The producer warp: its own A slabs, and its half of the pair's B tile for both blocks."""
-        CLUSTER = self.cluster_size  # noqa: N806
-        half = self.block_n // CLUSTER
-        for pair in range(self.blockIdx.x // CLUSTER, raster.num_tiles, self.gridDim.x // CLUSTER):
+        half = self.block_n // self.cluster_size
+        for pair in range(self.blockIdx.x // self.cluster_size, raster.num_tiles, self.gridDim.x // self.cluster_size):
             pair_m, tile_n = raster.tile_of(pair)
-            offset_m: int32 = self.block_m * (pair_m * CLUSTER + rank)
+            offset_m: int32 = self.block_m * (pair_m * self.cluster_size + rank)
             offset_n: int32 = self.block_n * tile_n
             for offset_k in range(0, k_size, self.block_k):
                 # The stage's bytes in this block: its A slabs and both halves of B (one from the peer).
@@ -170,7 +153,7 @@ class MatmulV9Cluster(tilus.Script):
                     dst=sb[stage, rank],
                     offsets=[offset_n + rank * half, offset_k],
                     mbarrier=full,
-                    multicast_mask=(1 << CLUSTER) - 1,
+                    multicast_mask=(1 << self.cluster_size) - 1,
                 )
 
     def consumer(
@@ -186,13 +169,13 @@ class MatmulV9Cluster(tilus.Script):
         k_size: int,
         tma_store: bool,
     ):
-        CLUSTER = self.cluster_size  # noqa: N806
         with self.thread_group(thread_begin=group * 128, num_threads=128):
             if self.tile.rebalances_registers:
                 setmaxnreg(self.tile.consumer_registers, "inc")
-            for pair in range(self.blockIdx.x // CLUSTER, raster.num_tiles, self.gridDim.x // CLUSTER):
+            clusters = self.gridDim.x // self.cluster_size
+            for pair in range(self.blockIdx.x // self.cluster_size, raster.num_tiles, clusters):
                 pair_m, tile_n = raster.tile_of(pair)
-                tile_m = pair_m * CLUSTER + rank
+                tile_m = pair_m * self.cluster_size + rank
                 width = self.block_n // self.halves
                 acc = self.register_tensor(dtype=float32, shape=[self.group_m, width], init=0.0)
                 if self.halves == 2:
