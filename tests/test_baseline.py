@@ -1,4 +1,4 @@
-"""cuBLAS's kernel per sweep shape: what its nvjet name encodes, recorded in the sweep's figures."""
+"""cuBLAS's kernel per sweep and field shape: what its nvjet name encodes, recorded in those figures."""
 
 from __future__ import annotations
 
@@ -26,3 +26,12 @@ def test_recorded_names_land_on_the_sweep_figure_of_their_shape(tmp_path: Path) 
     recorded = results.load(path)
     assert recorded["sweep"][0]["cublas_kernel"]["decoded"]["cluster"] == [2, 1]
     assert all("cublas_kernel" not in figure for figure in recorded["sweep"][1:])
+
+
+def test_recorded_names_land_on_the_field_figures_too(tmp_path: Path) -> None:
+    data = fake_results.fake_file()
+    data["field"] = fake_results.fake_sweep(((4096, 50257, 1600),))
+    path = tmp_path / "results.json"
+    results.write_atomic(path, data)
+    assert baseline.record(path, {"4096x50257x1600": {"kernel": "nvjet_sm90_hsh_128x256_64x4_1x2_h_bz_TNT"}}) == 1
+    assert results.load(path)["field"][0]["cublas_kernel"]["decoded"]["tile"] == [128, 256]

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from matmul_bench import aggregate, cli, jobs, kernels, machine, ncu, plan, replicate, runner, worker
-from matmul_data import results, versions
+from matmul_data import field, results, versions
 
 
 def make(*argv: str) -> plan.Plan:
@@ -34,6 +34,22 @@ def test_no_section_plans_the_whole_record_ladder_sweep_and_ncu() -> None:
     assert all(i.config is None for i in ladder.impls if i.kind == "kernel")  # each file's own, read by import
     assert [r.shape for r in p.section_runs("sweep")] == list(plan.SWEEP_SHAPES)
     assert all([i.name for i in r.impls] == [*names[-3:], "cublas"] for r in p.section_runs("sweep"))
+
+
+def test_plan_field_times_the_last_two_versions_and_cublas_at_every_field_shape(capsys) -> None:
+    p = make("--field")
+    assert p.sections() == ["field"] and not p.ncu and "field" not in make().sections()  # opt-in
+    runs = p.section_runs("field")
+    assert [r.shape for r in runs] == [f.shape for f in field.FIELD] and len(runs) == 18
+    assert all([i.name for i in r.impls] == [*versions.names()[-2:], "cublas"] for r in runs)
+    assert runs[0].field_info == {"name": "L3-8B qkv", "source": field.FIELD[0].source, "kind": "forward",
+                                  "half": "fitted"}  # fmt: skip
+    assert [r.shape for r in make("--field", "--quick").runs] == [f.shape for f in field.FIELD[:3]]
+    assert all([i.name for i in r.impls][-3:] == list(plan.OPTIONAL_PEERS) for r in make("--field", "--peers").runs)
+    assert cli.main(["plan", "--field"]) == 0
+    printed = capsys.readouterr().out
+    assert printed.count("  field ") == 18 and f"{', '.join(versions.names()[-2:])}, cublas" in printed
+    assert "(of it field " in printed
 
 
 def test_the_plan_s_shape_is_the_one_every_chapter_quotes() -> None:
@@ -403,6 +419,7 @@ for name in cli.COMMANDS:
         status = exc.code or 0
     assert status == 0, name
 assert cli.main(["plan"]) == 0
+assert cli.main(["plan", "--field", "--peers"]) == 0
 """
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -434,6 +451,47 @@ def test_a_wrong_peer_is_not_timed_and_recorded_as_missing_with_its_check(tmp_pa
         f"CheckFailed: {versions.TRITON} is wrong at 4096x4096x4096: 17 elements outside tolerance (max |err| 7); "
         "not timed"
     )
+
+
+# --- the field set, and the baseline's own check ---
+
+
+def test_a_fake_field_record_writes_a_field_section_that_merges_by_shape_over_repeated_runs(tmp_path: Path) -> None:
+    for _ in range(3):
+        assert fake(tmp_path, "--field", "--quick", processes=1) == 0
+    data = results.load(tmp_path / "res" / "nvidia-h200.json")
+    figures = results.field_runs(data)
+    assert [results.shape_of(f) for f in figures] == [f.shape for f in field.FIELD[:3]]
+    assert [len(f["runs"]) for f in figures] == [3, 3, 3] and all(f["replicated"] for f in figures)
+    assert figures[0]["field"] == figures[0]["runs"][-1]["field"] == plan.field_runs()[0].field_info
+    assert results.field_runs(data, field.HELD_OUT) == [figures[1]]
+    assert data["sweep"] == [] and "ladder" not in data
+    assert all(results.inexact_baseline(f) is None for f in figures)
+
+
+def test_an_inexact_cublas_is_timed_and_its_row_marked_with_its_wrong_elements(tmp_path: Path, capsys) -> None:
+    odd = field.FIELD[1].shape
+    assert fake(tmp_path, "--field", "--quick", inexact_baseline=[list(odd)]) == 0
+    data = results.load(tmp_path / "res" / "nvidia-h200.json")
+    first, second, third = results.field_runs(data)
+    assert results.inexact_baseline(second) == 3 and second["runs"][-1]["rows"]["cublas"]["wrong_elements"] == 3
+    assert set(second["rows"]) == {*versions.names()[-2:], "cublas"}  # every row timed, paired with cuBLAS
+    assert results.inexact_baseline(first) is None and results.inexact_baseline(third) is None
+    assert all("wrong_elements" not in row for f in (first, second) for name, row in f["rows"].items()
+               if name != "cublas")  # fmt: skip
+    printed = capsys.readouterr()
+    assert "cuBLAS failed its float64 check at 4096x4096x14336 (3 elements" in printed.err
+    assert "inexact: 3 elements outside tolerance" in printed.out
+    raw = runner.read_samples(tmp_path / "res" / second["log"])
+    recorded = [{k: v for k, v in f["runs"][-1].items() if k != "invocation_s"} for f in (first, second, third)]
+    assert aggregate.runs_from_samples(raw, second["log"]) == recorded  # the mark is recomputed from the checks
+
+
+def test_a_kernel_of_ours_that_misses_the_tolerance_in_the_field_stops_the_record(tmp_path: Path, capsys) -> None:
+    newest = versions.names()[-1]
+    assert fake(tmp_path, "--field", "--quick", fail_check=newest, inexact_baseline=True) == 3
+    assert f"{newest} is wrong at" in capsys.readouterr().err
+    assert not (tmp_path / "res").exists()
 
 
 def test_without_a_gpu_record_says_so_in_one_line_and_exits_1() -> None:

@@ -6,6 +6,7 @@ The fake GPU (matmul_bench.worker.FakeBackend) drives whole records on the CPU; 
 from __future__ import annotations
 
 import copy
+import json
 import time
 from pathlib import Path
 
@@ -79,6 +80,16 @@ def test_the_recorded_file_holds_every_run_s_median_inside_its_figure_s_interval
     results.validate(data)  # the containment check is part of the schema (see the test above)
     checked = sum(len(f["runs"]) * len(f["rows"]) for f in replicate.figures(data))
     assert checked > 0
+
+
+def test_a_file_without_the_field_section_remerges_to_the_same_bytes(tmp_path: Path) -> None:
+    assert fake(tmp_path, "--ladder", "--sweep", processes=1) == 0
+    recorded = results.load(tmp_path / "res" / "nvidia-h200.json")
+    assert recorded["field"] == []  # a record writes every section, empty where it measured nothing
+    old = {key: value for key, value in recorded.items() if key != "field"}  # as written before the field existed
+    committed = results.load_default()
+    for data in (old, copy.deepcopy(committed)):
+        assert json.dumps(replicate.remerge(data), indent=2) == json.dumps(data, indent=2)
 
 
 @pytest.mark.parametrize(

@@ -94,7 +94,7 @@ def test_runs_are_optional_and_nullable_fields_may_be_null() -> None:
         ("ladder.rows.v1.latency_ms", float("nan"), "'ladder.rows.v1.latency_ms' must be a positive number"),
         ("ladder.rows.v1.tflops", 600.0, "'ladder.rows.v1.tflops' does not match latency_ms"),
         ("ladder.rows.v1.ratio_to_cublas.low", 2.0, "'ladder.rows.v1.ratio_to_cublas' must have low <= median"),
-        ("ladder.rows.v1.step.over", "v9", "'ladder.rows.v1.step.over' must name another row"),
+        ("ladder.rows.v1.step.over", "v99", "'ladder.rows.v1.step.over' must name another row"),
         ("ladder.rows.v1.step.over", "v1", "'ladder.rows.v1.step.over' must name another row"),
         ("ladder.rows.cublas.ratio_to_cublas.high", 1.01, "must be exactly 1 for cuBLAS itself"),
         ("ladder.rows.v1.config", [], "'ladder.rows.v1.config' must be an object"),
@@ -109,6 +109,48 @@ def test_validation_names_the_first_bad_field(field: str, value: Any, message: s
     data = fake_results.fake_file()
     _set(data, field, value)
     with pytest.raises(results.ResultsError, match=message.replace("(", r"\(").replace(".", r"\.").replace("[", r"\[")):
+        results.validate(data)
+
+
+def field_figure(shape: tuple[int, int, int], **info: str) -> dict[str, Any]:
+    """A valid figure of the field section at ``shape``, labelled as matmul_data.field labels it."""
+    (figure,) = fake_results.fake_sweep((shape,))
+    about = {"name": "made up", "source": "a layer", "kind": "forward", "half": "fitted"} | info
+    figure["field"] = figure["runs"][0]["field"] = about
+    return figure
+
+
+def test_a_file_from_before_the_field_section_still_validates_and_reads_as_no_field() -> None:
+    data = fake_results.fake_file()
+    assert "field" not in data
+    results.validate(data)
+    assert results.field_runs(data) == [] and results.figures(data) == [data["ladder"], *data["sweep"], *data["steps"]]
+
+
+def test_the_field_section_is_validated_like_the_sweep_with_its_shape_s_labels() -> None:
+    data = fake_results.fake_file() | {"field": [field_figure((4096, 50257, 1600), half="held-out")]}
+    results.validate(data)
+    assert results.field_runs(data, "held-out") == data["field"] and results.field_runs(data, "fitted") == []
+    data["field"].append(copy.deepcopy(data["field"][0]))
+    with pytest.raises(results.ResultsError, match=r"field\[1\].*repeats the key"):
+        results.validate(data)
+    del data["field"][1]["field"]["half"]  # checked before the key
+    with pytest.raises(results.ResultsError, match=r"'field\[1\]\.field\.half' is missing"):
+        results.validate(data)
+
+
+@pytest.mark.parametrize(
+    ("impl", "value", "message"),
+    [("cublas", -1, "must be an integer >= 0"), ("cublas", 2.5, "must be an integer >= 0"),
+     ("v1", 3, "is the baseline's alone")],
+)  # fmt: skip
+def test_wrong_elements_marks_an_inexact_baseline_only(impl: str, value: Any, message: str) -> None:
+    data = fake_results.fake_file()
+    data["ladder"]["rows"]["cublas"]["wrong_elements"] = 3
+    results.validate(data)
+    assert results.inexact_baseline(data["ladder"]) == 3
+    data["ladder"]["rows"][impl]["wrong_elements"] = value
+    with pytest.raises(results.ResultsError, match=f"ladder.rows.{impl}.wrong_elements' {message}"):
         results.validate(data)
 
 
@@ -190,6 +232,15 @@ def test_sweep_runs_are_replaced_by_shape_and_steps_runs_by_after_title_and_shap
         ("another attempt", "new"),
     ]
     results.validate(merged)
+
+
+def test_field_runs_are_replaced_by_shape_and_a_file_without_the_section_stays_without_it() -> None:
+    old = fake_results.fake_file()
+    assert "field" not in results.merge(old, fake_results.provenance() | {"sweep": [], "steps": []})
+    first = results.merge(old, fake_results.provenance() | {"field": [field_figure((4096, 4096, 5000))]})
+    again = field_figure((4096, 4096, 5000), name="newer")
+    merged = results.merge(first, fake_results.provenance() | {"field": [again, field_figure((8, 8, 8))]})
+    assert [f["field"]["name"] for f in merged["field"]] == ["newer", "made up"] and merged["sweep"] == old["sweep"]
 
 
 def test_merge_refuses_another_gpu_and_a_kept_ladder_of_another_problem() -> None:

@@ -79,3 +79,33 @@ class Pipeline(tilus.Class):
         self.release_stage = self.release_stage + 1
         if self.release_stage == self.num_stages:
             self.release_stage = 0
+
+
+class ClusterPipeline(Pipeline):
+    """The ring of a block in a cluster whose blocks multicast into each other's stages (V9).
+
+    A peer's TMA writes into this block's stage too, so a stage may be refilled only when the consumer warp groups of
+    every block of the cluster have read it: ``empty[s]`` expects ``num_consumers * cluster_size`` arrivals, and each
+    group releases a stage in every block of the cluster (a remote arrive, through the peer's shared-memory window).
+    """
+
+    def __init__(self, num_stages: int, num_consumers: int, cluster_size: int):
+        super().__init__(num_stages, num_consumers * cluster_size)
+        self.cluster_size: int = cluster_size
+
+    def consumer_release(self):
+        """Release the oldest held slot in every block of the cluster: one elected arrival per group and block.
+
+        Released at CTA scope, as CUTLASS's cluster barrier arrives: at cluster scope (Tilus's default for a remote
+        arrive) ptxas puts a MEMBAR.ALL.GPU before each arrive, in every K-tile. No fence is needed: the WGMMAs that
+        read the slot have retired (wgmma.wait_group) before the release.
+        """
+        with self.single_thread():
+            # Tilus 0.2.0 has no remote plain arrive; an arrive that expects 0 more bytes is one.
+            for rank in range(self.cluster_size):
+                self.mbarrier.arrive_and_expect_tx_remote(
+                    self.empty[self.release_stage], transaction_bytes=0, target_rank=rank, scope="cta"
+                )
+        self.release_stage = self.release_stage + 1
+        if self.release_stage == self.num_stages:
+            self.release_stage = 0

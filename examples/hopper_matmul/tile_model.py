@@ -49,6 +49,20 @@ them, and the kernel's time is that block's. Three things decide which tile the 
    check, each in units of that check's 128 x 256 time at K = 5056. It is a fit, not a bound: half the timings lie
    below it. So at such K the model prefers the tile that loads the fewest bytes, usually 192 x 192.
 
+5. **Clusters that share an operand (V9).** Two blocks of a cluster computing neighbouring tiles (a pair along M
+   shares B, a pair along N shares A) load the shared tile once, each half of it, by TMA multicast. A pair is one
+   unit of work for the waves: ``rounds = ceil(pairs / (P / 2))``, a pair whose second tile lies past M or N counted
+   whole. The L2 bytes per FLOP drop (sharing B: ``1/bn + 1/(2 bm)`` instead of ``1/bm + 1/bn``), and so do the bytes
+   the L2 bound of (4.) counts; the model takes the saved bytes off the cost per FLOP at OPERAND_BYTE_COST and adds
+   CLUSTER_COST, what the cluster's handshake (remote arrives, each block waiting for its peer's half) costs per
+   FLOP. CLUSTER_COST is the least-squares fit (of log time, each shape's scale free) to the development check of
+   every (tile, sharing) at the field set's fitted half (src/matmul_data/field.py; log
+   plots/results/logs/v9-check-fitted-2026-12-04.json, one process, 6 rounds, no warm-up): 0.10, with an rms error of
+   3.4%. The odd-N head is left out of the fit: its register epilogue, which the model does not know, orders the
+   tiles differently there (256 x 128 ran 1.8 times as fast as 192 x 192). With that cost, clusters are on only where
+   the L2 bound binds (K % 16 != 0): there a pair's saved bytes are time saved; elsewhere the bytes saved are worth
+   about what the handshake costs, and the checks agree (every sharing within 3% of the same tile without one).
+
 The predicted time of a candidate, in units of one full-efficiency 128 x 256 tile, is
 
     max((rounds + edge_rounds) * (bm * bn) / (128 * 256) * cost_per_flop(tile) / cost_per_flop(128 x 256), l2_bound)
@@ -106,6 +120,12 @@ MISALIGNED_FLOP_PER_BYTE = 124.0
 # Extra time of a tile of the last column, per (share of it past N)^2, in units of that tile's main loop: fitted to
 # V8's edge checks (the docstring says how). A last column 8 of 192 columns wide costs 0.41 of a tile more.
 EDGE_COST = 0.45
+# V9: which operand a cluster of two blocks shares by TMA multicast ("none": V8's one block per tile, first so that it
+# wins ties; "b": a pair of tiles along M shares B; "a": a pair along N shares A).
+SHARES = ("none", "b", "a")
+# V9: what a cluster adds per FLOP over the same tile without one (the cluster handshake: remote arrives, the pair
+# waiting for its slower block), in units of the MMA's time; fitted as the docstring says (5.).
+CLUSTER_COST = 0.10
 
 
 def _register_limit(warps: int) -> int:
@@ -243,6 +263,28 @@ class Estimate:
     n: int
     k: int
     num_sms: int
+    share: str = "none"  # V9: the operand a cluster of two shares (SHARES); "none" is V8
+
+    @property
+    def pair(self) -> tuple[int, int]:
+        """Tiles per unit of work along M and N: one tile, or a cluster's pair of tiles along M ("b") or N ("a")."""
+        return (2 if self.share == "b" else 1, 2 if self.share == "a" else 1)
+
+    @property
+    def cluster_size(self) -> int:
+        return self.pair[0] * self.pair[1]
+
+    @property
+    def units(self) -> int:
+        """Units of work (tiles, or pairs of tiles), counting a pair whose second tile lies wholly past M or N."""
+        pair_m, pair_n = self.pair
+        rows, columns = math.ceil(self.m / self.tile.block_m), math.ceil(self.n / self.tile.block_n)
+        return math.ceil(rows / pair_m) * math.ceil(columns / pair_n)
+
+    @property
+    def slots(self) -> int:
+        """Units that run at once: one per SM, or one per cluster of whole clusters."""
+        return self.num_sms // self.cluster_size
 
     @property
     def tiles(self) -> int:
@@ -251,27 +293,42 @@ class Estimate:
 
     @property
     def waves(self) -> float:
-        return self.tiles / self.num_sms
+        return self.units / self.slots
 
     @property
     def rounds(self) -> int:
-        """Tiles the busiest block computes."""
-        return math.ceil(self.tiles / self.num_sms)
+        """Tiles the busiest block computes (units: a block computes one tile of each pair)."""
+        return math.ceil(self.units / self.slots)
 
     @property
     def wave_efficiency(self) -> float:
-        """Fraction of the rounds x SMs tile slots that hold a tile (the last wave's emptiness shows here)."""
-        return self.tiles / (self.rounds * self.num_sms)
+        """Fraction of the rounds x slots unit slots that hold a unit (the last wave's emptiness shows here)."""
+        return self.units / (self.rounds * self.slots)
 
     @property
     def fill(self) -> float:
         """Useful fraction of the work the SMs do: wave efficiency times the tiles' share inside C."""
-        return self.m * self.n / (self.rounds * self.num_sms * self.tile.block_m * self.tile.block_n)
+        busy_sms = self.slots * self.cluster_size
+        return self.m * self.n / (self.rounds * busy_sms * self.tile.block_m * self.tile.block_n)
 
     @property
     def l2_bytes(self) -> int:
-        """Operand bytes all tiles load from L2, the padding of edge tiles included."""
-        return 2 * self.tiles * (self.tile.block_m + self.tile.block_n) * self.k
+        """Operand bytes all tiles load from L2, the padding of edge tiles included (a shared tile counted once)."""
+        pair_m, pair_n = self.pair
+        return 2 * self.units * (pair_m * self.tile.block_m + pair_n * self.tile.block_n) * self.k
+
+    @property
+    def l2_bytes_per_flop(self) -> float:
+        """Operand bytes per FLOP that cross from L2 to the SMs: a pair loads its shared tile once."""
+        pair_m, pair_n = self.pair
+        rows = pair_m * self.tile.block_m + pair_n * self.tile.block_n
+        return rows / (pair_m * pair_n * self.tile.block_m * self.tile.block_n)
+
+    @property
+    def cost_per_flop(self) -> float:
+        """The tile's cost per FLOP (V8) with the L2 bytes a pair saves taken off, plus the cluster's own cost."""
+        saved = self.tile.l2_bytes_per_flop - self.l2_bytes_per_flop
+        return self.tile.cost_per_flop - OPERAND_BYTE_COST * saved + (CLUSTER_COST if self.cluster_size > 1 else 0.0)
 
     @property
     def edge_empty(self) -> float:
@@ -292,14 +349,16 @@ class Estimate:
     def time(self) -> float:
         """Predicted time in units of one 128 x 256 tile's main loop at the reference cost per FLOP."""
         area = self.tile.block_m * self.tile.block_n / (REFERENCE.block_m * REFERENCE.block_n)
-        steady = (self.rounds + self.edge_rounds) * area * self.tile.cost_per_flop / REFERENCE.cost_per_flop
+        steady = (self.rounds + self.edge_rounds) * area * self.cost_per_flop / REFERENCE.cost_per_flop
         return max(steady, self.l2_bound)
 
     @property
     def loaded_bytes(self) -> int:
-        """Operand bytes all tiles load from L2, rows past M and N left out (TMA does not read them)."""
+        """Operand bytes all tiles load from L2, rows past M and N left out (TMA does not read them); a pair loads
+        its shared tile once."""
+        pair_m, pair_n = self.pair
         columns, rows = math.ceil(self.n / self.tile.block_n), math.ceil(self.m / self.tile.block_m)
-        return 2 * self.k * (columns * self.m + rows * self.n)
+        return 2 * self.k * (math.ceil(columns / pair_n) * self.m + math.ceil(rows / pair_m) * self.n)
 
     @property
     def l2_bound(self) -> float:
@@ -317,10 +376,12 @@ def _check_problem(m: int, n: int, k: int, num_sms: int) -> None:
             raise ValueError(f"{name} must be a positive int, got {value!r}")
 
 
-def estimate(tile: Tile, m: int, n: int, k: int, num_sms: int = H100_SMS) -> Estimate:
-    """The model's numbers for ``tile`` on an M x N x K problem with ``num_sms`` SMs."""
+def estimate(tile: Tile, m: int, n: int, k: int, num_sms: int = H100_SMS, share: str = "none") -> Estimate:
+    """The model's numbers for ``tile`` (in clusters sharing ``share``) on an M x N x K problem with ``num_sms`` SMs."""
     _check_problem(m, n, k, num_sms)
-    return Estimate(tile, m, n, k, num_sms)
+    if share not in SHARES:
+        raise ValueError(f"share must be one of {SHARES}, got {share!r}")
+    return Estimate(tile, m, n, k, num_sms, share)
 
 
 def estimates(m: int, n: int, k: int, num_sms: int = H100_SMS,
@@ -336,3 +397,19 @@ def choose(m: int, n: int, k: int, num_sms: int = H100_SMS, candidates: tuple[Ti
     found = estimates(m, n, k, num_sms, candidates)
     best = min(range(len(found)), key=lambda i: (round(found[i].time, 9), i))
     return found[best].tile
+
+
+def estimates_shared(m: int, n: int, k: int, num_sms: int = H100_SMS) -> list[Estimate]:
+    """V9's menu: every candidate tile with every sharing, in menu order (no cluster first)."""
+    return [
+        estimate(tile, m, n, k, num_sms, share)
+        for tile in CANDIDATES
+        for share in SHARES
+        if share != "a" or tile.consumers == 2
+    ]  # a shared A tile is loaded as the two consumer groups' slabs
+
+
+def choose_shared(m: int, n: int, k: int, num_sms: int = H100_SMS) -> Estimate:
+    """V9's choice: the (tile, sharing) with the smallest predicted time on M x N x K (the earliest on a tie)."""
+    found = estimates_shared(m, n, k, num_sms)
+    return min(found, key=lambda e: round(e.time, 9))

@@ -50,6 +50,9 @@ def make_row(spec: RunSpec, impl: str, per_process: Sequence[dict[str, Any]],
         row["counters"] = (counters or {}).get(impl)
     if spec.section == "steps" and impl != CUBLAS:
         row["kept"] = bool(spec.kept.get(impl, False))
+    checks = [c for p in per_process for c in (p.get("checks") or {}).get(impl, [])]
+    if any(not c["ok"] for c in checks):  # only the baseline is timed when wrong (worker.py): marked inexact
+        row["wrong_elements"] = max((c["bad"] for c in checks if tuple(c["shape"]) == spec.shape), default=0)
     return row
 
 
@@ -73,6 +76,8 @@ def make_run(spec: RunSpec, per_process: Sequence[dict[str, Any]], *, run_id: st
                                     for i in spec.impls}}  # fmt: skip
     if spec.section == "steps":
         run["after"], run["title"] = spec.after, spec.title
+    if spec.field_info is not None:
+        run["field"] = dict(spec.field_info)
     if missing:
         run["peers_missing"] = missing
     return run
@@ -80,7 +85,7 @@ def make_run(spec: RunSpec, per_process: Sequence[dict[str, Any]], *, run_id: st
 
 def as_figure(run: dict[str, Any]) -> dict[str, Any]:
     """A new figure holding one run; :func:`matmul_bench.replicate.remerge` gives it its merged rows."""
-    keys = ("run_id", "date", "git_commit", "shape", "rounds", "processes", "after", "title", "peers_missing")
+    keys = ("run_id", "date", "git_commit", "shape", "rounds", "processes", "after", "title", "field", "peers_missing")
     return {**{key: run[key] for key in keys if key in run}, "rows": run["rows"], "runs": [run]}
 
 

@@ -1,4 +1,4 @@
-"""Which cuBLAS kernel the baseline runs at each sweep shape, by the torch profiler (the ``baseline`` command)."""
+"""Which cuBLAS kernel the baseline runs at each sweep and field shape, by the torch profiler (``baseline``)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import Any
 
 from matmul_bench.plan import SWEEP_SHAPES
 from matmul_data import results
+from matmul_data.field import FIELD
 
 NVJET = re.compile(r"nvjet_sm90_\w+?_(\d+)x(\d+)_(\d+)x(\d+)_(\d+)x(\d+)")
 
@@ -41,10 +42,11 @@ def busiest_kernel(call: Callable[[], Any], warmup: int = 3, calls: int = 5) -> 
 
 
 def record(results_path: Path, found: dict[str, dict[str, Any]]) -> int:
-    """Each sweep figure of the file gains ``cublas_kernel`` for its shape (written atomically); how many did."""
+    """Each sweep and field figure of the file gains ``cublas_kernel`` for its shape (written atomically); how many
+    did."""
     data = results.load(results_path)
     count = 0
-    for figure in data.get("sweep", []):
+    for figure in (*data.get("sweep", []), *data.get("field", [])):
         key = "x".join(str(figure["shape"][d]) for d in ("m", "n", "k"))
         if key in found:
             figure["cublas_kernel"] = {"name": found[key]["kernel"], "decoded": decode(found[key]["kernel"])}
@@ -54,20 +56,20 @@ def record(results_path: Path, found: dict[str, dict[str, Any]]) -> int:
 
 
 def main(argv: list[str]) -> int:
-    """Print cuBLAS's kernel at every sweep shape; with ``--into RESULTS``, record them in that file's sweep."""
+    """Print cuBLAS's kernel at every sweep and field shape; with ``--into RESULTS``, record them in that file."""
     parser = argparse.ArgumentParser(prog="python -m matmul_bench baseline", description=__doc__)
-    parser.add_argument("--into", type=Path, metavar="RESULTS", help="record the names in this results file's sweep")
+    parser.add_argument("--into", type=Path, metavar="RESULTS", help="record the names in this results file")
     args = parser.parse_args(argv)
     if args.into is not None and not args.into.is_file():
         parser.error(f"--into {args.into}: no such results file")
     import torch
 
     found = {}
-    for m, n, k in SWEEP_SHAPES:  # the busiest kernel of torch.matmul(A, B.T), fp16 with fp32 accumulation
+    for m, n, k in (*SWEEP_SHAPES, *(f.shape for f in FIELD)):  # torch.matmul(A, B.T)'s busiest kernel, fp16/fp32
         a, b = (torch.randn(rows, k, dtype=torch.float16, device="cuda") for rows in (m, n))
         name = busiest_kernel(functools.partial(torch.matmul, a, b.T))
         found[f"{m}x{n}x{k}"] = {"kernel": name, "decoded": decode(name)}
         print(f"{f'{m}x{n}x{k}':>18}  {name}", flush=True)
     if args.into:
-        print(f"recorded for {record(args.into, found)} sweep shapes in {args.into}")
+        print(f"recorded for {record(args.into, found)} sweep and field shapes in {args.into}")
     return 0

@@ -10,6 +10,8 @@ from typing import Any
 
 from matmul_bench import kernels
 from matmul_data import paths, versions
+from matmul_data.field import FIELD, FieldShape
+from matmul_data.schema import SECTIONS
 from matmul_data.versions import CUBLAS, QUACK, QUACK_AUTOTUNED, TRITON
 
 Shape = tuple[int, int, int]
@@ -26,6 +28,8 @@ SWEEP_LAST = 3  # the sweep times the last three versions
 SWEEP_SHAPES: tuple[Shape, ...] = ((2048, 2048, 2048), (4096, 4096, 4096), (6144, 6144, 6144), (8192, 8192, 8192),
                                    (16384, 16384, 16384), (8192, 28672, 4096), (16384, 8192, 1024))  # fmt: skip
 QUICK_SWEEP_SHAPES: tuple[Shape, ...] = ((4096, 4096, 4096), (8192, 14336, 4096))
+FIELD_LAST = 2  # the field times the last two versions, at every shape of matmul_data.field (--quick: the first 3)
+QUICK_FIELD = 3
 # The cost model of the printed estimate, in seconds (H200, measured 2026-11-30, rounded up; QuACK's are guesses).
 START_S, BUILD_S, NCU_S, TORCH_COMPILE_S, QUACK_S, QUACK_AUTOTUNE_S = 20.0, 15.0, 30.0, 25.0, 15.0, 90.0
 SUSTAINED_TFLOPS = 550.0
@@ -73,7 +77,7 @@ class ImplSpec:
 class RunSpec:
     """One interleaved run: implementations at one shape, cuBLAS always among them."""
 
-    section: str  # "ladder", "sweep" or "steps"
+    section: str  # "ladder", "sweep", "steps" or "field"
     name: str
     shape: Shape
     impls: tuple[ImplSpec, ...]
@@ -83,6 +87,7 @@ class RunSpec:
     title: str | None = None  # steps only
     kept: dict[str, bool] = field(default_factory=dict)  # steps only
     profile: bool = False  # whether --ncu profiles its rows (the ladder always; a steps run if it asks)
+    field_info: dict[str, str] | None = None  # field only: the FieldShape's name, source, kind and half
 
     def to_json(self) -> dict[str, Any]:
         """Everything the runs are computed from, for the jobs and the raw-sample file."""
@@ -111,7 +116,7 @@ class Plan:
 
     def sections(self) -> list[str]:
         """The sections the plan times, in order."""
-        return [s for s in ("ladder", "sweep", "steps") if any(r.section == s for r in self.runs)]
+        return [s for s in ("ladder", *SECTIONS) if any(r.section == s for r in self.runs)]
 
     def section_runs(self, section: str) -> list[RunSpec]:
         """The runs of one section."""
@@ -125,9 +130,9 @@ def shape_text(shape: Shape | list[int]) -> str:
 
 def build_parser(prog: str = "python -m matmul_bench record") -> argparse.ArgumentParser:
     """The options of ``record``, ``quick`` and ``plan``."""
-    parser = argparse.ArgumentParser(prog=prog, description="Time the kernel versions "
-        "against cuBLAS on a Hopper GPU, interleaved in rounds in fresh processes, and record "
-        "plots/results/<gpu>.json. With no section given: --ladder --sweep --ncu.")  # fmt: skip
+    parser = argparse.ArgumentParser(prog=prog, description="Time the kernel versions against cuBLAS on a "
+        "Hopper GPU, interleaved in rounds in fresh processes, and record plots/results/<gpu>.json. "
+        "With no section given: --ladder --sweep --ncu (--field only when asked).")  # fmt: skip
     add = parser.add_argument
     add("--ladder", action="store_true", help="every version and cuBLAS at 8192^3, one run")
     add("--sweep", action="store_true", help=f"the last {SWEEP_LAST} versions and cuBLAS at several shapes")
@@ -135,8 +140,10 @@ def build_parser(prog: str = "python -m matmul_bench record") -> argparse.Argume
     add("--steps-file", type=Path, default=STEPS_FILE, help="the spec --steps reads (default experiments/steps.py)")
     add("--ncu", action="store_true", help="Nsight Compute counters for the ladder and steps runs that ask")
     add("--versions", metavar="vN,...", help="a partial ladder of these versions (needs --ladder and --out)")
+    add("--field", action="store_true", help=f"the last {FIELD_LAST} versions and cuBLAS at the field set's "
+        f"{len(FIELD)} shapes from real models' layers (matmul_data.field)")  # fmt: skip
     add("--peers", action="store_true",
-        help='add Triton\'s templates and QuACK to the sweep (pip install -e ".[peers]")')  # fmt: skip
+        help='add Triton\'s templates and QuACK to the sweep and the field (pip install -e ".[peers]")')  # fmt: skip
     add("--quick", action="store_true", help="a smoke run: fewer processes, rounds and shapes, into build/quick/")
     add("--autotune", action="store_true", help="let Tilus pick each configuration instead of the files' own")
     add("--out", type=Path, metavar="FILE", help="results file (default plots/results/<gpu>.json)")
@@ -175,10 +182,22 @@ def ladder_run(only: tuple[str, ...] = ()) -> RunSpec:
     return RunSpec("ladder", "ladder", BENCH_SHAPE, impls, step_over, profile=True)
 
 
+def last_versions(last: int, extra: tuple[str, ...]) -> tuple[ImplSpec, ...]:
+    """The ``last`` versions, cuBLAS and the ``extra`` peers: the rotation of the sweep and the field."""
+    return (*map(version_spec, versions.names()[-last:]), *(PEER_SPECS[n] for n in (CUBLAS, *extra)))
+
+
 def sweep_runs(shapes: tuple[Shape, ...], extra: tuple[str, ...] = ()) -> tuple[RunSpec, ...]:
     """The last versions, cuBLAS and the ``extra`` peers at each shape."""
-    impls = (*map(version_spec, versions.names()[-SWEEP_LAST:]), *(PEER_SPECS[n] for n in (CUBLAS, *extra)))
+    impls = last_versions(SWEEP_LAST, extra)
     return tuple(RunSpec("sweep", f"sweep {shape_text(s)}", s, impls) for s in shapes)
+
+
+def field_runs(shapes: tuple[FieldShape, ...] = FIELD, extra: tuple[str, ...] = ()) -> tuple[RunSpec, ...]:
+    """The last two versions, cuBLAS and the ``extra`` peers at each field shape, each run labelled with it."""
+    impls = last_versions(FIELD_LAST, extra)
+    return tuple(RunSpec("field", f"field {f.name}", f.shape, impls, field_info={
+        "name": f.name, "source": f.source, "kind": f.kind, "half": f.half}) for f in shapes)  # fmt: skip
 
 
 def steps_runs(names: str, path: Path) -> tuple[RunSpec, ...]:
@@ -220,13 +239,13 @@ def steps_runs(names: str, path: Path) -> tuple[RunSpec, ...]:
 
 def make_plan(args: argparse.Namespace) -> Plan:
     """Turn parsed arguments into a Plan; UsageError says what is wrong."""
-    chosen = args.ladder or args.sweep or args.steps is not None
+    chosen = args.ladder or args.sweep or args.field or args.steps is not None
     ladder, sweep = (args.ladder, args.sweep) if chosen else (True, True)
     ncu = args.ncu or (not chosen and not args.quick)
     if ncu and not (ladder or args.steps is not None):
         raise UsageError("--ncu profiles the rows of the ladder and of steps runs that ask: add --ladder or --steps")
-    if args.peers and not sweep:
-        raise UsageError("--peers adds to the sweep: add --sweep")
+    if args.peers and not (sweep or args.field):
+        raise UsageError("--peers adds to the sweep and the field: add --sweep or --field")
     if args.out is not None and (args.out.is_dir() or args.out.suffix != ".json"):
         raise UsageError(f"--out {args.out}: give a .json file path, such as plots/results/nvidia-h200.json")
     only = tuple(n.strip() for n in args.versions.split(",") if n.strip()) if args.versions else ()
@@ -237,6 +256,8 @@ def make_plan(args: argparse.Namespace) -> Plan:
         runs += sweep_runs(QUICK_SWEEP_SHAPES if args.quick else SWEEP_SHAPES, OPTIONAL_PEERS if args.peers else ())
     if args.steps is not None:
         runs += steps_runs(args.steps, args.steps_file)
+    if args.field:
+        runs += field_runs(FIELD[:QUICK_FIELD] if args.quick else FIELD, OPTIONAL_PEERS if args.peers else ())
     settings = QUICK if args.quick else DEFAULT
     if args.warmup_s is not None:
         if not 0.0 <= args.warmup_s <= 10.0:
@@ -245,46 +266,61 @@ def make_plan(args: argparse.Namespace) -> Plan:
     return Plan(runs, settings, ncu, args.autotune, args.quick, args.out)
 
 
+def process_estimate(plan: Plan, section: str) -> float:
+    """The estimated seconds of one timed worker process over a section's runs: checks, compiles, rounds."""
+    settings, process_s = plan.settings, START_S
+    for run in plan.section_runs(section):
+        for m, n, k in (run.shape, *run.check_shapes):  # float64 reference and the element-wise comparison
+            process_s += (0.5 + 2.0 * m * n * k / 40e12 + m * n * 4e-9) * len(run.impls)
+        m, n, k = run.shape
+        call_s = 2.0 * m * n * k / (SUSTAINED_TFLOPS * 1e12) + 2e-4  # plus the L2 flush and the launch
+        process_s += settings.rounds * len(run.impls) * (settings.warmup_s + settings.repeats * call_s)
+        for impl in run.impls:  # a peer compiles in the process; QuACK's tuned row autotunes there too
+            quack_s = QUACK_AUTOTUNE_S if (impl.config or {}).get("tuned") else QUACK_S
+            process_s += {"triton": TORCH_COMPILE_S, "quack": quack_s}.get(impl.kind, 0.0)
+    return process_s
+
+
+def section_estimate(plan: Plan, section: str) -> float:
+    """A section's estimated seconds: its processes and its ncu rows."""
+    ncu_s = NCU_S * sum(len(run.impls) for run in plan.section_runs(section) if run.profile) if plan.ncu else 0.0
+    return plan.settings.processes * process_estimate(plan, section) + ncu_s
+
+
 def estimate(plan: Plan) -> float:
     """The plan's estimated duration in seconds: the probe, the builds, each section's processes, the ncu rows."""
-    settings, total = plan.settings, 10.0
+    total = 10.0
     if plan.backend == "cuda":  # Tilus compiles once per (file, class, config, N, K); autotuning one at a time
         builds = {(i.file, i.cls, repr(i.config), s[1], s[2]) for r in plan.runs for s in (r.shape, *r.check_shapes)
                   for i in r.impls if i.kind == "kernel"}  # fmt: skip
         total += math.ceil(len(builds) / (1 if plan.autotune else BUILD_JOBS)) * BUILD_S
-    for section in plan.sections():
-        runs, process_s = plan.section_runs(section), START_S  # one timed worker process over these runs
-        for run in runs:
-            for m, n, k in (run.shape, *run.check_shapes):  # float64 reference and the element-wise comparison
-                process_s += (0.5 + 2.0 * m * n * k / 40e12 + m * n * 4e-9) * len(run.impls)
-            m, n, k = run.shape
-            call_s = 2.0 * m * n * k / (SUSTAINED_TFLOPS * 1e12) + 2e-4  # plus the L2 flush and the launch
-            process_s += settings.rounds * len(run.impls) * (settings.warmup_s + settings.repeats * call_s)
-            for impl in run.impls:  # a peer compiles in the process; QuACK's tuned row autotunes there too
-                quack_s = QUACK_AUTOTUNE_S if (impl.config or {}).get("tuned") else QUACK_S
-                process_s += {"triton": TORCH_COMPILE_S, "quack": quack_s}.get(impl.kind, 0.0)
-        total += settings.processes * process_s
-        if plan.ncu:
-            total += NCU_S * sum(len(run.impls) for run in runs if run.profile)
-    return total
+    return total + sum(section_estimate(plan, section) for section in plan.sections())
+
+
+def duration_text(seconds: float) -> str:
+    """12m05s, or 45s."""
+    minutes, rest = divmod(max(0, int(round(seconds))), 60)
+    return f"{minutes}m{rest:02d}s" if minutes else f"{rest}s"
 
 
 def describe(plan: Plan, out: str) -> str:
     """The plan in words, with its estimated duration."""
     s = plan.settings
     peers = sorted({i.name for r in plan.runs for i in r.impls if i.kind in PEER_PACKAGES}, key=OPTIONAL_PEERS.index)
-    minutes, seconds = divmod(max(0, int(round(estimate(plan)))), 60)
     lines = [
         f"Benchmark plan{' (--quick)' if plan.quick else ''}",
         f"  each run: {s.processes} fresh processes x {s.rounds} rounds (order alternating forward/reversed); "
         f"per impl and round {s.warmup_s:g} s of warm-up + {s.repeats} timed calls (CUDA events, L2 flushed before "
         "each), median kept",
         f"  configs: {'autotuned by Tilus' if plan.autotune else 'each file pinned (its TUNED, or config_for)'}; "
-        "every impl checked against float64 (NaN-poisoned C) before timing",
+        "every impl checked against float64 (NaN-poisoned C) before timing (cuBLAS, the baseline, timed even when it "
+        "misses the tolerance, its row marked with wrong_elements)",
         *(f"  {r.name:<28} {shape_text(r.shape):<18} {', '.join(i.name for i in r.impls)}" for r in plan.runs),
         f"  ncu counters: {'yes, the ladder and steps runs with profile' if plan.ncu else 'no'}",
         f"  peers: {', '.join(peers) + ' (a peer that cannot run is recorded in peers_missing)' if peers else 'none'}",
         f"  results: {out} (merged, written atomically); raw samples: samples/<run_id>.json.gz next to it",
-        f"  estimated duration: about {f'{minutes}m{seconds:02d}s' if minutes else f'{seconds}s'}",
+        f"  estimated duration: about {duration_text(estimate(plan))} (of it "
+        + ", ".join(f"{section} {duration_text(section_estimate(plan, section))}" for section in plan.sections())
+        + "; the rest is the probe and the builds)",
     ]
     return "\n".join(lines)

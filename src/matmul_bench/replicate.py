@@ -102,13 +102,17 @@ def merge_figure(figure: dict[str, Any], confidence: float, band: float, sm_coun
             row["counters"] = copy.deepcopy(counters)
         if "kept" in last:
             row["kept"] = last["kept"]
+        wrong = [r["wrong_elements"] for r in rows if r.get("wrong_elements") is not None]
+        if wrong:  # an inexact baseline in any run marks the figure's row
+            row["wrong_elements"] = max(wrong)
         row["efficiency"] = efficiency(tflops, clock, sm_count)
         merged_rows[impl] = row | {"suspect": is_suspect(impl, shape, row["efficiency"])}
     out = {key: value for key, value in figure.items() if key not in ("rows", "runs", "peers_missing")}
     out.update({key: newest[key] for key in ("run_id", "date", "git_commit", "rounds", "processes")})
     if newest.get("peers_missing"):  # what the newest run could not time is what the figure lacks now
         out["peers_missing"] = copy.deepcopy(newest["peers_missing"])
-    out.update({key: newest[key] for key in ("warmup", "warmup_s", "repeats", "log") if newest.get(key) is not None})
+    out.update({key: newest[key] for key in ("warmup", "warmup_s", "repeats", "log", "field")
+                if newest.get(key) is not None})  # fmt: skip
     return out | {"replicated": len(runs) >= REPLICATED, "rows": merged_rows, "runs": runs}
 
 
@@ -156,8 +160,8 @@ def remerge(data: dict[str, Any]) -> dict[str, Any]:
     band, sm_count = band_of(data), data["gpu"]["sm_count"]
     if data.get("ladder"):
         data["ladder"] = merge_figure(data["ladder"], confidence, band, sm_count)
-    for section in ("sweep", "steps"):
-        data[section] = [merge_figure(f, confidence, band, sm_count) for f in data.get(section, [])]
+    for section in (s for s in results.SECTIONS if s in data):  # a file without a list stays without it
+        data[section] = [merge_figure(f, confidence, band, sm_count) for f in data[section]]
     data["method"]["verdicts"] = {"count": count, "family_confidence": FAMILY_CONFIDENCE, "confidence_each": confidence,
                                   "band": band, "band_floor": MIN_BAND, "replicated_runs": REPLICATED}  # fmt: skip
     return data
@@ -176,7 +180,7 @@ def merge_file(existing: dict[str, Any] | None, new: dict[str, Any]) -> dict[str
 
         if merged.get("ladder"):
             merged["ladder"] = joined("ladder", merged["ladder"])
-        for section in ("sweep", "steps"):
+        for section in (s for s in results.SECTIONS if s in merged):
             merged[section] = [joined(section, figure) for figure in merged[section]]
     return remerge(merged)
 
@@ -184,7 +188,7 @@ def merge_file(existing: dict[str, Any] | None, new: dict[str, Any]) -> dict[str
 def keyed(data: dict[str, Any]) -> dict[tuple[Any, ...], dict[str, Any]]:
     """Every figure of a file by its section and its key there (results.run_key)."""
     placed = [("ladder", data["ladder"])] if data.get("ladder") else []
-    placed += [(section, figure) for section in ("sweep", "steps") for figure in data.get(section, [])]
+    placed += [(section, figure) for section in results.SECTIONS for figure in data.get(section, [])]
     return {(section, results.run_key(section, figure)): figure for section, figure in placed}
 
 

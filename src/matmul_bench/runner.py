@@ -13,7 +13,18 @@ from typing import Any
 
 from matmul_bench import aggregate, jobs, machine, ncu, replicate
 from matmul_bench.jobs import BenchmarkError, WrongResult
-from matmul_bench.plan import BENCH_SHAPE, BUILD_JOBS, QUICK_DIR, TIMEOUT_S, ImplSpec, Plan, RunSpec, Shape, shape_text
+from matmul_bench.plan import (
+    BENCH_SHAPE,
+    BUILD_JOBS,
+    QUICK_DIR,
+    TIMEOUT_S,
+    ImplSpec,
+    Plan,
+    RunSpec,
+    Shape,
+    process_estimate,
+    shape_text,
+)
 from matmul_data import paths, results
 
 DRAFT_DIR = paths.BUILD_DIR / "draft"  # a record from a tree that is not a clean commit goes here
@@ -105,8 +116,7 @@ def document(plan: Plan, probe: dict[str, Any], section: str | None = None,
     doc: dict[str, Any] = {"schema": results.SCHEMA_VERSION, "gpu": machine.gpu_record(probe["device"]),
                            "software": probe["software"], "method": method(plan),
                            "problem": {"m": m, "n": n, "k": k, "dtype": "float16", "accumulate": "float32"},
-                           "sweep": figures if section == "sweep" else [],
-                           "steps": figures if section == "steps" else []}  # fmt: skip
+                           **{s: figures if section == s else [] for s in results.SECTIONS}}  # fmt: skip
     if section == "ladder" and figures:
         doc["ladder"] = figures[0]
     return doc
@@ -141,6 +151,8 @@ def format_table(runs: Sequence[dict[str, Any]]) -> str:
             mhz = f"{row['sm_clock_mhz']:.0f}" if row.get("sm_clock_mhz") else "-"
             lines += [f"  {name:<24} {row['latency_ms']:>8.3f} {row['tflops']:>7.1f} {ratio:>22} {step:>24} {mhz:>6}"]
         lines += [f"  {name:<24} not run here: {missing_text(e)}" for name, e in run.get("peers_missing", {}).items()]
+        lines += [f"  {name:<24} inexact: {row['wrong_elements']} elements outside tolerance, timed as the baseline"
+                  for name, row in run["rows"].items() if "wrong_elements" in row]  # fmt: skip
     return "\n".join(lines)
 
 
@@ -177,15 +189,20 @@ def run_plan(plan: Plan) -> int:
     recorded: list[dict[str, Any]] = []
     for section in plan.sections():
         specs, answers = plan.section_runs(section), []
+        timeout_s = max(TIMEOUT_S, 2.0 * process_estimate(plan, section))  # the field with peers: ~45 min
         for p in range(plan.settings.processes):
             say(f"{section}: process {p + 1}/{plan.settings.processes}")
-            answers.append(jobs.call_worker(job(plan, "time", specs, p), TIMEOUT_S)["runs"])  # one per spec, in order
+            answers.append(jobs.call_worker(job(plan, "time", specs, p), timeout_s)["runs"])  # one per spec, in order
         raw = [{"spec": spec.to_json(), "processes": [runs[i] for runs in answers],
                 "counters": run_counters(plan, spec) if plan.ncu and spec.profile else None}
                for i, spec in enumerate(specs)]  # fmt: skip
         samples["runs"] += raw
         runs = aggregate.runs_from_samples({**samples, "runs": raw}, log_rel)  # what the raw samples give, exactly
         for spec, run in zip(specs, runs, strict=True):
+            if run["rows"][results.CUBLAS].get("wrong_elements") is not None:
+                say(f"{section}: cuBLAS failed its float64 check at {shape_text(spec.shape)} ("
+                    f"{run['rows'][results.CUBLAS]['wrong_elements']} elements outside tolerance there): timed as the "
+                    "baseline all the same, its row marked with wrong_elements")  # fmt: skip
             for name, entry in run.get("peers_missing", {}).items():
                 say(f"{section}: {name} could not run at {shape_text(spec.shape)}, recorded in peers_missing and "
                     f"left out: {missing_text(entry)}")  # fmt: skip

@@ -10,6 +10,8 @@ Layout (schema 3)::
     sweep                             runs at other shapes, one per shape, interleaved with cuBLAS
     steps                             runs of attempted changes after a version, kept or not
                                       (a run titled "Try it: ..." is a chapter's try-it, not a step)
+    field                             (optional) runs at the field set's shapes (matmul_data.field), one per shape,
+                                      like the sweep's (record --field)
     tryit                             (optional) outcomes of the chapters' try-it edits (a TryIt, below)
 
 A Run is one interleaved session at one shape::
@@ -19,6 +21,7 @@ A Run is one interleaved session at one shape::
                                       samples' log (relative to plots/results); runs of method 3 have warmup (calls)
     rows {impl: Row}                  impl is "v<N>", "cublas", a peer of versions.PEERS or a variant's name
     after, title                      (steps only) the version the attempts start from, and what they try
+    field {name, source, kind, half}  (field only) the FieldShape the run times
     peers_missing {impl: {version, error}}   (optional) peers asked for (record --peers) that could not run on
                                       that machine: the installed version (null: not installed) and the error;
                                       on a figure, its newest run's
@@ -49,6 +52,11 @@ A Row is one implementation in that run::
     counters                          (ladder and steps, optional) ncu: tensor pipe and DRAM throughput, %;
                                       DRAM bytes read; L2 hit rate, %
     kept                              (steps only) whether the change went into the next version
+    wrong_elements                    (cuBLAS only, optional) present when cuBLAS failed its float64 check (at the
+                                      timed shape or a check shape; as at N % 8 != 0): it is still timed, as the
+                                      baseline, but inexact there; the elements outside tolerance at the timed
+                                      shape, the most any process found (on a figure, any run); a kernel of ours
+                                      that fails is never recorded, a peer that fails is in peers_missing
 
 :func:`validate` enforces it field by field; derived numbers must agree with what they come from.
 """
@@ -70,6 +78,7 @@ from matmul_data.schema import ResultsError, is_proof_run, is_tryit_run, run_key
 
 # Re-exported with the names above: the results API.
 CUBLAS, SCHEMA_VERSION, TRYIT_TITLE_PREFIX = schema.CUBLAS, schema.SCHEMA_VERSION, schema.TRYIT_TITLE_PREFIX
+SECTIONS = schema.SECTIONS  # the lists of figures beside the ladder: "sweep", "steps", "field"
 tflops = schema.tflops
 
 
@@ -126,8 +135,9 @@ def _load_cached(path: str, mtime_ns: int, size: int) -> dict[str, Any]:
 
 def merge(existing: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
     """Fold a new run into an existing file: provenance (gpu, software, method) from the new file; a new ladder
-    replaces the old one whole (one session, never stitched from two); sweep runs are replaced by shape, steps runs
-    by (after, title, shape) and try-it outcomes by (version, name); what the new file did not measure is kept."""
+    replaces the old one whole (one session, never stitched from two); sweep and field runs are replaced by shape,
+    steps runs by (after, title, shape) and try-it outcomes by (version, name); what the new file did not measure is
+    kept, and a list neither file has stays absent."""
     merged = copy.deepcopy(new)
     if existing is None:
         return merged
@@ -138,11 +148,10 @@ def merge(existing: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any
         if existing.get("problem") != new.get("problem"):
             raise ResultsError("cannot keep a ladder measured at another problem size: rerun the ladder")
         merged["ladder"] = copy.deepcopy(existing["ladder"])
-    for section in ("sweep", "steps"):
-        key = functools.partial(run_key, section)
-        merged[section] = merge_entries(existing.get(section, []), new.get(section, []), key)
-    if "tryit" in existing or "tryit" in new:
-        merged["tryit"] = merge_entries(existing.get("tryit", []), new.get("tryit", []), tryit_key)
+    keys = {section: functools.partial(run_key, section) for section in SECTIONS} | {"tryit": tryit_key}
+    for section, key in keys.items():
+        if section in existing or section in new:
+            merged[section] = merge_entries(existing.get(section, []), new.get(section, []), key)
     return merged
 
 
@@ -200,8 +209,8 @@ verdict = stats.verdict  # a ratio's verdict: PAYS, COSTS, WITHIN or UNRESOLVED 
 
 
 def figures(data: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every figure of a results file: the ladder, then the sweep's, then the steps'."""
-    return [f for f in [data.get("ladder"), *data.get("sweep", []), *data.get("steps", [])] if f]
+    """Every figure of a results file: the ladder, then the sweep's, the steps' and the field's."""
+    return [f for f in [data.get("ladder"), *(f for s in SECTIONS for f in data.get(s, []))] if f]
 
 
 def ladder(data: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -224,6 +233,16 @@ def ladder_steps(data: dict[str, Any] | None) -> list[tuple[str, dict[str, Any]]
 def sweep_runs(data: dict[str, Any] | None) -> list[dict[str, Any]]:
     """The sweep: one run per shape."""
     return list((data or {}).get("sweep", []))
+
+
+def field_runs(data: dict[str, Any] | None, half: str | None = None) -> list[dict[str, Any]]:
+    """The field set's runs (one per shape; of one half, "fitted" or "held-out", or all), in the file's order."""
+    return [r for r in (data or {}).get("field", []) if half is None or r.get("field", {}).get("half") == half]
+
+
+def inexact_baseline(run: dict[str, Any]) -> int | None:
+    """How many elements cuBLAS got wrong at a run's shape when it failed its float64 check, else None."""
+    return run["rows"][CUBLAS].get("wrong_elements")
 
 
 def steps_runs(data: dict[str, Any] | None, after: str | None = None, *, tryit: bool = False) -> list[dict[str, Any]]:

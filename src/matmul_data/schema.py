@@ -17,6 +17,8 @@ CUBLAS = "cublas"
 TRYIT_TITLE_PREFIX = "Try it: "
 PROOF_TITLE_PREFIX = "the warm-up's proof"  # steps runs that test the method (docs/method.rst), not a kernel
 TRYIT_OUTCOMES = ("exact", "wrong", "hangs", "does not build", "crashes")
+# The lists of figures beside the ladder, in the file's order; "field" is optional (files before it lack the key).
+SECTIONS = ("sweep", "steps", "field")
 
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 # Derived numbers must agree with the ones they come from (they are computed, never typed).
@@ -81,7 +83,7 @@ _OBJECTS = {
     "run": "run_id:str date:date git_commit:str shape:obj rounds:int processes:int warmup:int0* warmup_s:num* "
     "repeats:int* log:str* invocation_s:pos* rows:obj peers_missing:obj*",
     "row": "latency_ms:pos tflops:pos sm_clock_mhz:pos? power_w:pos? busy:pos* config:obj title:str counters:obj* "
-    "efficiency:pos*",
+    "efficiency:pos* wrong_elements:int0*",
     # dram_read_bytes and l2_hit_pct were added later: records made before them lack the keys
     "counters": "tensor_pipe_pct:num? dram_throughput_pct:num? dram_read_bytes:num* l2_hit_pct:num*",
     "interval": "median:pos low:pos high:pos",
@@ -91,6 +93,7 @@ _OBJECTS = {
     "tryit": "version:str name:str title:str file:str outcome:str run_id:str git_commit:str date:date config:obj "
     "checks:list",
     "check": "shape:obj bad:int0 nonfinite:int0",
+    "field": "name:str source:str kind:str half:str",  # a field run's problem (matmul_data.field)
 }
 
 
@@ -147,11 +150,15 @@ def _validate_row(impl: str, row: Any, run: dict[str, Any], field: str, *, steps
         _check(row["counters"], f"{field}.counters", _OBJECTS["counters"])
     kept = "kept:bool" if steps and impl != CUBLAS else ""  # a step's, not cuBLAS's; suspect where it is given
     _check(row, field, f"{kept} suspect:bool" if "suspect" in row else kept)
+    if impl != CUBLAS and "wrong_elements" in row:  # ours and the peers are never timed when wrong
+        raise _fail(f"{field}.wrong_elements", "is the baseline's alone (cublas)", row["wrong_elements"])
 
 
 def _validate_run(run: Any, field: str, *, steps: bool = False, band: float | None = None) -> None:
     run = _check(run, field, _OBJECTS["run"] + (" after:str title:str" if steps else ""))
     _check(run["shape"], f"{field}.shape", _OBJECTS["shape"])
+    if run.get("field") is not None:
+        _check(run["field"], f"{field}.field", _OBJECTS["field"])
     rows = run["rows"]
     if CUBLAS not in rows:
         raise ResultsError(f"field {field + '.rows'!r} has no cublas row: every ratio is paired with it")
@@ -173,7 +180,7 @@ def _validate_figure(figure: Any, field: str, *, steps: bool = False, band: floa
         raise _fail(f"{field}.runs", "must be a non-empty list of the runs merged", runs)
     if figure.get("peers_missing") != runs[-1].get("peers_missing"):
         raise _fail(f"{field}.peers_missing", "must be its newest run's", figure.get("peers_missing"))
-    if figure.get("cublas_kernel") is not None:  # the kernel cuBLAS ran at a sweep figure's shape
+    if figure.get("cublas_kernel") is not None:  # the kernel cuBLAS ran at a sweep or field figure's shape
         kernel = _check(figure["cublas_kernel"], f"{field}.cublas_kernel", _OBJECTS["cublas_kernel"])
         if kernel.get("decoded") is not None:
             _check(kernel["decoded"], f"{field}.cublas_kernel.decoded", _OBJECTS["decoded"])
@@ -273,7 +280,7 @@ def validate(data: dict[str, Any]) -> None:
         _validate_figure(ladder, "ladder", band=band)
         if shape_of(ladder) != (problem["m"], problem["n"], problem["k"]):
             raise _fail("ladder.shape", "must be the problem's shape", ladder["shape"])
-    for name in ("sweep", "steps", "tryit"):
+    for name in (*SECTIONS, "tryit"):
         entries = data.get(name, [])
         if not isinstance(entries, list):
             raise _fail(name, "must be a list (possibly empty)", entries)
@@ -291,7 +298,7 @@ def validate(data: dict[str, Any]) -> None:
 
 
 def run_key(section: str, run: dict[str, Any]) -> tuple[Any, ...]:
-    """What identifies a run in its section: its shape (sweep), or (after, title, shape) (steps)."""
+    """What identifies a run in its section: its shape (sweep, field), or (after, title, shape) (steps)."""
     return (run["after"], run["title"], shape_of(run)) if section == "steps" else shape_of(run)
 
 
