@@ -37,6 +37,9 @@ def cfg(bm: int, bn: int, bk: int, stages: int | None = None, swizzle: int | Non
     return config
 
 
+# V9's tile at 8192^3 (its TUNED less the sharing and the raster groups that go with it).
+V9_TILE: dict[str, Any] = {"block_m": 128, "block_n": 256, "consumers": 2, "num_stages": 3, "block_k": 64}
+
 # name: (kernel file, class, pinned config, what changed from the chapter's tuned configuration)
 # Each run's baseline ("try-vN") is the chapter's configuration, its kernel file's TUNED (a test holds it).
 VARIANTS: dict[str, tuple[str, str, dict[str, Any], str]] = {
@@ -52,7 +55,11 @@ VARIANTS: dict[str, tuple[str, str, dict[str, Any], str]] = {
     "try-v4-sw16": ("matmul_v4.py", "MatmulV4", cfg(128, 256, 64, 3, 16), "raster groups of 16 tile rows"),
     "try-v5": ("matmul_v5.py", "MatmulV5", cfg(128, 256, 64, 3, 1), "V5 as tuned: 3 stages"),
     "try-v5-s4": ("matmul_v5.py", "MatmulV5", cfg(128, 256, 64, 4, 1), "4 stages: 192 KB of ring"),
-}
+    "try-v9": ("matmul_v9.py", "MatmulV9", {**V9_TILE, "swizzle_size": 16, "share": "none"},
+               "V9 as tuned at 8192^3: 128 x 256, no cluster"),
+    "try-v9-b": ("matmul_v9.py", "MatmulV9", {**V9_TILE, "swizzle_size": 8, "share": "b"},
+                 "pairs of blocks along M share B by TMA multicast"),
+}  # fmt: skip
 
 
 def _run(version: str, title: str, changes: list[str]) -> dict[str, Any]:
@@ -68,7 +75,10 @@ RUNS: dict[str, dict[str, Any]] = {
     "try v3": _run("v3", "a shallower ring for the producer", ["try-v3-s2"]),
     "try v4": _run("v4", "raster groups instead of row-major order", ["try-v4-sw8", "try-v4-sw16"]),
     "try v5": _run("v5", "a deeper ring", ["try-v5-s4"]),
-}
+    # Where L2 binds: K % 16 = 8 puts every other operand row off the 32-byte sectors (at 8192^3 the model says parity).
+    "try v9 ragged K": {**_run("v9", "a cluster sharing B with rows off the sectors", ["try-v9-b"]),
+                        "shape": [4096, 4096, 5000]},
+}  # fmt: skip
 
 # Try-its that recorded steps runs already answer: version -> [(steps run title, variant, what the reader changes)].
 # The variant's step is over its run's baseline (v6-rows: V6 with plain rows and row-major order).
@@ -239,6 +249,15 @@ EDITS: dict[str, dict[str, dict[str, Any]]] = {
         ),
         # Hypothesis: does not build: 4 x 48 KB of stages + 64 KB of staging buffer exceed the 227 KB a block may use.
         "stages-4": edit("num_stages 4 with the staging buffer", config={"num_stages": 4}),
+    },
+    "v9": {
+        # Hypothesis: wrong or hangs. Each block's full barrier would expect its own loads only, not the half of B
+        # its peer multicasts into the stage: the barrier completes before that half has landed.
+        "own-bytes-only": edit(
+            "arm the full barrier with this block's own loads only (share B)",
+            ("transaction_bytes=sa[0].nbytes + sb[0].nbytes)", "transaction_bytes=sa[0].nbytes + sb[0].nbytes // 2)"),
+            config={"swizzle_size": 8, "share": "b"},
+        ),
     },
     "v8": {
         # Hypothesis: exact. Without setmaxnreg every thread of the 16 warps keeps the launch's 128 registers; the

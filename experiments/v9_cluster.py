@@ -16,9 +16,9 @@
 #   into this block's stages right away) and before exit (a block's shared memory must outlive the peer's last
 #   multicast and remote arrive).
 # - Raster groups count pairs of tile rows: 8 pairs are V8's 16 tile rows.
-# Status: builds for sm_90a (tests/test_v9_cluster.py); on the H200 every tile passes the float64 checks and the
-# 128 x 256 build racecheck (experiments/v9_check.py); over V8 its steps are unresolved, within a few percent
-# (steps runs "v9 draft*", V8's page), and so is its fourth stage (halves=2) over it.
+# Status: superseded by the version examples/hopper_matmul/matmul_v9.py (clusters sharing A or B, chosen by the
+# tile model). Kept because the steps runs "v9 draft*" (V8's page) recorded it, with its fourth-stage knob (halves):
+# over V8 those steps were unresolved, within a few percent, at 8192^3, 4096^3 and 16384x8192x1024.
 
 import tilus
 from matmul_v8 import CHUNK, NUM_SMS

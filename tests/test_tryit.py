@@ -149,7 +149,7 @@ def test_runner_dry_run_lists_every_edit_without_a_gpu(capsys: pytest.CaptureFix
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--only", "v9"], "no such version or edit"),
+        (["--only", "v99"], "no such version or edit"),
         ([], "--out FILE is required"),
         (["--out", "missing.json"], "give an existing results file"),
     ],

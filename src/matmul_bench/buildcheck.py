@@ -260,6 +260,7 @@ EXTRA_BUILDS: dict[str, tuple[str, str]] = {
     "v8-128x128": ("tile", "V8 with the 128 x 128 tile: six stages"),
     "v8-192x192": ("tile", "V8 with the 192 x 192 tile: three consumer groups, setmaxnreg"),
     "v8-no-setmaxnreg": ("edit", "V8's 192 x 192 tile without setmaxnreg (its Try it)"),
+    "v9-share-b": ("share", "V9's 128 x 256 tile in clusters of two sharing B (what it runs at K % 16 != 0)"),
 }
 
 
@@ -287,6 +288,11 @@ def record_build(name: str) -> dict[str, Any]:
             tile = next(t for t in module.tile_model.CANDIDATES if (t.block_m, t.block_n) == (block_m, block_n))
             cls, config = getattr(module, version.class_name), {**version.tuned, **tile.config}
             files = [kernel, kernel.parent / "tile_model.py"]
+        elif kind == "share":
+            share = rest.removeprefix("share-")
+            cls, config = kernels.kernel_class(kernel, version.class_name), {**version.tuned, "share": share}
+            config["swizzle_size"] = kernels.load(kernel.stem).SWIZZLE[share]
+            files = [kernel, kernel.parent / "pipeline.py", kernel.parent / "tile_model.py"]
         else:  # the variant's configuration is recorded below; steps.py's other entries do not change the build
             steps = kernels.import_spec(kernels.EXPERIMENTS_DIR / "steps.py", "steps")
             file, cls_name, config, _ = steps.VARIANTS[name]
