@@ -211,12 +211,15 @@ PTX_OPCODES = (
     "cp.async.bulk.tensor", "mbarrier.arrive.expect_tx", "mbarrier.try_wait", "mbarrier.arrive", "mma.sync",
     "ldmatrix", "wgmma.fence", "wgmma.mma_async", "wgmma.commit_group", "wgmma.wait_group", "elect.sync",
     "fence.proxy.async", "cp.async.bulk.commit_group", "cp.async.bulk.wait_group", "stmatrix", "setmaxnreg",
-    "bar.sync", "bar.cta.sync", "st.global",
+    "bar.sync", "bar.cta.sync", "st.global", "barrier.cluster.arrive",
 )  # fmt: skip
+# Variants of one opcode kept apart: (text in the opcode, suffix of the key).
+PTX_KINDS = ((".global.shared", " (store)"), (".multicast::cluster", " (multicast)"), (".shared::cluster", " (remote)"))
 
 
 def ptx_lines(ptx: str) -> dict[str, str]:
-    """The first of each of PTX_OPCODES in a build's PTX (a TMA store apart from a load), long register lists cut."""
+    """The first of each of PTX_OPCODES in a build's PTX (a TMA store, a multicast load and a remote arrive apart, by
+    PTX_KINDS), long register lists cut."""
     found: dict[str, str] = {}
     for line in ptx.splitlines():
         code = line.split("//")[0].strip()
@@ -227,7 +230,7 @@ def ptx_lines(ptx: str) -> dict[str, str]:
             matches = [p for p in PTX_OPCODES if opcode == p or opcode.startswith(p + ".")]
             if not matches:
                 continue
-            key = max(matches, key=len) + (" (store)" if ".global.shared" in opcode else "")
+            key = max(matches, key=len) + next((suffix for part, suffix in PTX_KINDS if part in opcode), "")
             if key not in found:
                 found[key] = " ".join(re.sub(r"\{(%\w+)(?:, %\w+){3,}, (%\w+)\}", r"{\1, ..., \2}", text).split()) + ";"
     return dict(sorted(found.items()))
