@@ -22,9 +22,10 @@ tile_of = _raster_model().tile_of
 
 NAME = "raster_order"
 
-TILE_ROWS, TILE_COLS = 32, 32  # e.g. M = N = 4096 with 128 x 128 tiles
+TILE_ROWS, TILE_COLS = 32, 32  # V4's 128 x 256 tiles on M = 4096, N = 8192; the first wave is the same at 8192³
 WAVE = 132  # blocks running at once: one per SM on an H100 SXM or H200
 GROUP = 8  # tile-rows per swizzle group
+BLOCK_M, BLOCK_N, K_SIZE = 128, 256, 8192  # V4's tile and K: an A row-panel is 2 MiB, a B column-panel 4 MiB
 
 WIDTH, HEIGHT = 90.0, 54.0
 CELL = 0.9
@@ -49,6 +50,11 @@ def panels_touched(order: Callable[[int], tuple[int, int]]) -> tuple[set[int], s
     """Distinct A row-panels and B column-panels read by the first WAVE blocks."""
     tiles = [order(pid) for pid in range(WAVE)]
     return {r for r, _ in tiles}, {c for _, c in tiles}
+
+
+def panel_mib(rows: int = 1, cols: int = 0) -> float:
+    """MiB of `rows` A row-panels and `cols` B column-panels of fp16: the panels differ in size, so count bytes."""
+    return (rows * BLOCK_M + cols * BLOCK_N) * K_SIZE * 2 / 2**20
 
 
 def _grid(ax: Axes, x0: float, title: str, order) -> None:
@@ -85,7 +91,14 @@ def _grid(ax: Axes, x0: float, title: str, order) -> None:
         fontsize=style.FONT_SIZE,
         fontweight="bold",
     )
-    style.note(ax, x0 + GRID / 2, 2.8, "distinct panels the wave reads: its L2 working set", ha="center")
+    style.note(
+        ax,
+        x0 + GRID / 2,
+        2.8,
+        f"{panel_mib(len(rows), len(cols)):.0f} MiB at K = {K_SIZE}: "
+        f"A panel {panel_mib(1, 0):.0f} MiB, B panel {panel_mib(0, 1):.0f} MiB",
+        ha="center",
+    )
 
 
 def draw() -> Figure:

@@ -4,7 +4,7 @@ cut short, and nothing is smaller than 9 pt at the width a 390 px phone shows th
 
 Each chart (the scripts in plots/ and each version's chart, by convention) runs as the plot directive runs it,
 from the recorded results file (and from the made-up file of tests/fake_results.py, which has other shapes and
-counts); tests/chart_text.py reads what was drawn.
+counts, and a field section); tests/chart_text.py reads what was drawn.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import matplotlib.pyplot as plt
 import pytest
 from chart_text import draw, layout_problems
 
+from fake_field import with_field
 from fake_results import fake_file
 from matmul_bench import rerun
 from matmul_data import paths
@@ -31,7 +32,7 @@ def results_source(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: 
         assert paths.results_file() is not None, "no recorded results file in plots/results/"
     else:
         made_up = tmp_path / "results.json"
-        made_up.write_text(json.dumps(fake_file()))
+        made_up.write_text(json.dumps(with_field(fake_file())))  # with a field section: V9's chart has rows
         monkeypatch.setenv(paths.ENV_RESULTS, str(made_up))
     yield request.param
     plt.close("all")

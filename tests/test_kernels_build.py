@@ -95,7 +95,10 @@ def test_every_version_follows_the_kernel_file_skeleton() -> None:
     for version in versions.all_versions():
         module = kernels.load(f"matmul_{version.name}")
         assert callable(module.main) and module.TITLE == version.title
-        assert 1 <= len(autotune_space(kernel_class(version.name))) <= 8, "each config costs ~10 s of nvcc per shape"
+        # Each config an autotuner tries costs ~10 s of nvcc per shape; a version with a rule (config_for) builds only
+        # the one it names, and its autotune lists are the rule's menu.
+        most = 16 if version.per_problem else 8
+        assert 1 <= len(autotune_space(kernel_class(version.name))) <= most, "each config costs ~10 s of nvcc per shape"
         header = version.path.read_text(encoding="utf-8").splitlines()[0]
         assert version.number == 0 or header.startswith(f"# What changed from V{version.number - 1}:"), header
 

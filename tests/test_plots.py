@@ -21,6 +21,7 @@ import pytest
 from chart_text import layout_problems
 from matplotlib.colors import to_rgb
 
+from fake_field import with_field
 from fake_results import fake_file, provenance
 from matmul_bench import rerun
 from matmul_data import paths, results, versions
@@ -58,7 +59,7 @@ def texts(fig: Any) -> list[str]:
 
 def test_every_chart_script_draws_one_figure_the_same_bytes_twice(data: Any, tmp_path: Path, monkeypatch: Any) -> None:
     use_file(tmp_path, monkeypatch, data)
-    expected = {"plot_summary", "plot_sweep", "plot_steps", "plot_replication"}
+    expected = {"plot_summary", "plot_sweep", "plot_steps", "plot_replication", "plot_field"}
     expected |= {f"plot_{v}" for v in versions.names()}
     assert set(draw_all.scripts()) == expected
     for script in draw_all.scripts():
@@ -90,7 +91,7 @@ def test_empty_charts_say_not_measured_yet_and_show_no_number(case: str, tmp_pat
     for script in draw_all.scripts():
         draw_all.draw(script, tmp_path)
     figures = [charts.version_chart("v3"), charts.summary_chart(), charts.sweep_chart(), charts.steps_chart()]
-    figures.append(charts.replication_chart())
+    figures += [charts.replication_chart(), charts.field_chart()]
     for fig in figures:
         words = texts(fig)
         assert any(charts.NOT_MEASURED in w for w in words), words
@@ -243,6 +244,26 @@ def test_steps_chart_colours_each_step_by_its_verdict(data: dict[str, Any]) -> N
         assert bar.get_x() + bar.get_width() == pytest.approx(rows[impl]["tflops"])
     first = results.ladder_steps(data)[0][1]
     assert ax.texts[0].get_text() == f"V0\u2192V1  {numfmt.ratio_text(first)}"
+
+
+def test_field_chart_shows_each_shape_by_half_as_ratios_to_its_runs_cublas(data: dict[str, Any]) -> None:
+    data = with_field(data)
+    fig = charts.field_chart(data)
+    (ax,) = fig.axes
+    series = {c.get_label(): c for c in ax.containers}
+    ours = versions.names()[-2:]
+    assert list(series) == [*(versions.label(v) for v in ours), "Triton (torch.compile templates)", "QuACK (CuTe DSL)"]
+    ordered = results.field_runs(data, "fitted") + results.field_runs(data, "held-out")
+    newest = [r["rows"][ours[-1]]["ratio_to_cublas"]["median"] for r in ordered]
+    assert list(series[versions.label(ours[-1])].lines[0].get_xdata()) == pytest.approx(newest)
+    quack = series["QuACK (CuTe DSL)"].lines[0].get_xdata()
+    assert len(quack) == sum(versions.QUACK in r["rows"] for r in ordered) < len(ordered)  # only where it ran
+    words = texts(fig)
+    assert words.count("Fitted half") == words.count("Held-out half") == 1
+    inexact = [w for w in words if "(cuBLAS inexact)" in w.replace("\n", " ")]
+    assert len(inexact) == sum(results.inexact_baseline(r) is not None for r in ordered) == 2, inexact
+    assert [line.get_xdata()[0] for line in ax.lines if line.get_linestyle() == "--"] == [1.0]  # the baseline
+    assert not layout_problems(fig), layout_problems(fig)
 
 
 def replicated(data: dict[str, Any], runs: int = 3) -> dict[str, Any]:

@@ -15,9 +15,10 @@ from typing import Any
 import pytest
 
 import fake_results
+from fake_field import with_field
 from fake_results import fake_file
-from matmul_data import budget, loader, paths, results, stats, versions
-from matmul_site import numfmt, render
+from matmul_data import budget, field, loader, paths, results, stats, versions
+from matmul_site import field_pages, numfmt, render
 from matmul_site.numfmt import NOT_MEASURED
 
 TIMES = "\u00d7"
@@ -256,3 +257,82 @@ def test_the_peak_at_a_clock_is_the_product_of_the_printed_clock(data: dict[str,
     named = render.values(data, None)
     assert named["v2.sm_clock"] == "1418 MHz"
     assert named["v2.peak_at_clock"] == f"{data['gpu']['sm_count'] * 4096 * 1418e6 / 1e12:.0f} TFLOPS"
+
+
+# ---------------------------------------------------------------------------- V9's page: the field set, the check
+
+
+def test_without_data_a_value_that_is_not_measured_says_so_once_in_a_whole_sentence(record: dict[str, Any]) -> None:
+    named = render.values(None, record)
+    twice = {name: text for name, text in named.items() if text.count(NOT_MEASURED) > 1}
+    assert twice == {}, "a sentence that says 'not measured yet' more than once"
+    for name in ("field.summary", "field.held_out", "v9.ladder_sentence"):
+        assert NOT_MEASURED in named[name] and named[name][0].isupper() and named[name].endswith("."), named[name]
+
+
+def test_the_ladder_sentence_is_a_number_and_a_word_not_an_interval(
+    data: dict[str, Any], record: dict[str, Any]
+) -> None:
+    _set_step(data, "v5", 0.93, 0.91, 0.95)
+    row = data["ladder"]["rows"]["v5"]
+    text = render.values(data, record)["v5.ladder_sentence"]
+    assert f"V5 runs at {row['ratio_to_cublas']['median']:.2f} of cuBLAS's speed and 0.93 times V4's" in text
+    assert text.endswith("a step that costs.") and "[" not in text
+    del data["ladder"]["rows"]["v5"]
+    assert render.values(data, record)["v5.ladder_sentence"] == f"The ladder has not timed V5 yet: its step over V4 " \
+                                                                f"is {NOT_MEASURED}."  # fmt: skip
+
+
+def test_the_field_sentences_count_each_halfs_verdicts_for_the_newest_version(data: dict[str, Any]) -> None:
+    data = with_field(data)
+    newest = versions.names()[-1]
+    held_out = results.field_runs(data, field.HELD_OUT)
+    verdicts = [results.verdict(r["rows"][newest]["ratio_to_cublas"]) for r in held_out]
+    named = render.values(data, None)
+    ahead = f"is ahead of cuBLAS at {verdicts.count(results.PAYS)} of {len(held_out)} shapes"
+    assert ahead in named["field.held_out"] and ahead in named["field.summary"].split("; on the held-out half")[1]
+    assert NOT_MEASURED not in named["field.summary"] + named["field.held_out"]
+    one_half = data | {"field": results.field_runs(data, field.FITTED)}
+    assert named["field.summary"].startswith("On the fitted half")
+    assert render.values(one_half, None)["field.summary"].endswith(f"the held-out half is {NOT_MEASURED}.")
+
+
+def test_the_field_table_lists_every_shape_with_the_models_tiles_then_v8_and_v9_once_recorded(
+    data: dict[str, Any],
+) -> None:
+    model = loader.load("tile_model")
+    bare = field_pages.field_table(None)
+    assert bare[0] == ["Shape", "Kind, half", "V8's tile", "V9's tile"] and len(bare) == 1 + len(field.FIELD)
+    by_name = {row[0].split(", ")[0]: row for row in bare[1:]}
+    dw = by_name["L3-8B out dW"]
+    pick = model.choose_shared(4096, 4096, 5000)
+    assert dw[3] == f"{pick.tile.block_m}{TIMES}{pick.tile.block_n}, B shared" and pick.share == "b"
+    data = with_field(data)
+    table = field_pages.field_table(data)
+    ours = [versions.label(v) for v in versions.names()[-2:]]
+    assert table[0] == ["Shape", "Kind, half", "V9's tile", *(f"{v} {TIMES} cuBLAS" for v in ours), "cuBLAS's check"]
+    inexact = [row[0] for row in table[1:] if row[-1].startswith("inexact: 96 elements wrong")]
+    assert len(inexact) == 2 and all("head" in name for name in inexact), inexact
+
+
+def test_the_development_check_table_reads_the_log_with_todays_rule_and_never_the_logs_v9_row() -> None:
+    log = field_pages.check_log()
+    assert log is not None, f"{field_pages.CHECK_LOG} is missing"
+    model = loader.load("tile_model")
+    table = field_pages.check_table(log)
+    assert len(table) == 1 + len(log["timings"])
+    for row, timing in zip(table[1:], log["timings"], strict=True):
+        shape = tuple(timing["shape"])
+        ms = timing["ms"]
+        chosen = model.choose_shared(*shape)
+        pick = f"v9-{chosen.tile.name}-{chosen.share}"
+        ratio = sorted(c / o for c, o in zip(ms["cuBLAS"], ms[pick], strict=True))
+        median = (ratio[len(ratio) // 2 - 1] + ratio[len(ratio) // 2]) / 2 if len(ratio) % 2 == 0 else \
+            ratio[len(ratio) // 2]  # fmt: skip
+        assert row[4].endswith(f": {median:.2f}"), (row, pick)
+        assert row[0].startswith(field.by_shape()[shape].name)
+    named = dict(field_pages.check_values(log))
+    assert named["v9-check.rounds"] == numfmt.number_word(len(log["timings"][0]["ms"]["cuBLAS"]))
+    assert float(named["v9-check.pair_low"]) <= float(named["v9-check.pair_high"])
+    assert "not the replicated record" in field_pages.check_caption(log)
+    assert field_pages.check_table(None)[1][0] == f"The development check is {NOT_MEASURED}."

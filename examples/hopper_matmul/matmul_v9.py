@@ -62,10 +62,9 @@ def config_for(m: int, n: int, k: int) -> dict[str, int | str]:
 @tilus.autotune("block_m, block_n, consumers, num_stages", [list(t.config.values()) for t in tile_model.CANDIDATES])
 # 64 fp16 = 128-byte rows: TMA's widest swizzle, so shared-memory reads avoid bank conflicts.
 @tilus.autotune("block_k", [tile_model.BLOCK_K])
-# Raster groups (SWIZZLE): config_for pins the one that goes with the sharing.
-@tilus.autotune("swizzle_size", [16, 8])
-# Which operand a cluster of two shares: "none" (one block per tile, V8), "b" (a pair along M), "a" (along N).
-@tilus.autotune("share", tile_model.SHARES)
+# Which operand a cluster of two shares: "none" (one block per tile, V8), "b" (a pair along M), "a" (along N),
+# each with its raster groups (SWIZZLE).
+@tilus.autotune("share, swizzle_size", [[share, SWIZZLE[share]] for share in tile_model.SHARES])
 class MatmulV9(tilus.Script):
     def __init__(
         self, block_m: int, block_n: int, consumers: int, num_stages: int, block_k: int, swizzle_size: int, share: str

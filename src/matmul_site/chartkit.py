@@ -86,11 +86,11 @@ def text_width_in(text: str, size: float = TEXT_PT, weight: str = "normal") -> f
     return max(widths, default=0.0) / 72
 
 
-def wrap(text: str, width_in: float, size: float = TEXT_PT) -> str:
+def wrap(text: str, width_in: float, size: float = TEXT_PT, weight: str = "normal") -> str:
     """The text broken at spaces into lines that each fit ``width_in`` (a word longer than that stays whole)."""
     lines: list[str] = []
     for word in text.split(" "):
-        if lines and text_width_in(f"{lines[-1]} {word}", size) <= width_in:
+        if lines and text_width_in(f"{lines[-1]} {word}", size, weight) <= width_in:
             lines[-1] = f"{lines[-1]} {word}"
         else:
             lines.append(word)

@@ -17,7 +17,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator, NullLocator
 
-from matmul_data import results, versions
+from matmul_data import field, results, versions
 from matmul_site import numfmt
 from matmul_site.chartkit import (
     CUBLAS,
@@ -207,7 +207,11 @@ def version_chart(version: str, data: Any = _USE_FILE, rerun_on: str | None = No
     rows = run["rows"]
     order = list(versions.names())
     current = order.index(version)
-    labels = [wrap(f"{versions.label(n)}  {versions.title(n)}", TEXT_WIDTH_IN) for n in order]
+    weights = ["bold" if n == version else "normal" for n in order]  # the highlighted label is bold, so wider
+    labels = [
+        wrap(f"{versions.label(n)}  {versions.title(n)}", TEXT_WIDTH_IN, weight=w)
+        for n, w in zip(order, weights, strict=True)
+    ]
     tops, centres, end = _labelled_rows(labels)
     values, styles = [], []
     for index, (name, label, top, centre) in enumerate(zip(order, labels, tops, centres, strict=True)):
@@ -348,6 +352,58 @@ def sweep_chart(data: Any = _USE_FILE) -> Figure:
     legend_in = legend_below(fig, handles + key[0], labels + key[1], at_top=True)
     bottom_in = _xlabel(bottom, "TFLOPS")
     fit(fig, [top, bottom], [end * LINE_IN] * 2, top_in=title_in + legend_in, bottom_in=bottom_in, gap_in=gap_in)
+    return fig
+
+
+def field_chart(data: Any = _USE_FILE) -> Figure:
+    """The field set (V9's chapter): a row per shape, its name and size above it and a heading over each half, each
+    implementation as a ratio to its run's cuBLAS with its interval; a shape where cuBLAS failed its check says so."""
+    data = _data(data)
+    halves = [(half, results.field_runs(data, half)) for half in (field.FITTED, field.HELD_OUT)]
+    runs = [run for _, found in halves for run in found]
+    fig, ax = new_figure()
+    if not runs:
+        return empty_panel(fig, ax, f"Field set: {NOT_MEASURED}")
+    timed = {impl for run in runs for impl in run["rows"]}
+    mine = [v for v in versions.names() if v in timed]
+    impls = [*mine, *(p for p in versions.PEERS if p in timed and p != results.CUBLAS)]
+    others = iter(OTHER_SERIES * 4)
+    colours = {impl: HIGHLIGHT if impl == mine[-1] else EARLIER if impl in mine else next(others) for impl in impls}
+    markers = {impl: "o" if impl in mine else "D" for impl in impls}
+    headings, labels = [], []
+    for half, found in halves:
+        for index, run in enumerate(found):
+            inexact = " (cuBLAS inexact)" if results.inexact_baseline(run) is not None else ""
+            label = wrap(f"{run['field']['name']}  {numfmt.shape_text(run['shape'])}{inexact}", TEXT_WIDTH_IN)
+            headings.append(f"{half[0].upper()}{half[1:]} half" if index == 0 else "")
+            labels.append(label)
+    step = 0.2  # lines of text between two implementations' markers in a row
+    band = max(BAR, step * len(impls))
+    tops, centres, end = _labelled_rows([f"{h}\n{t}" if h else t for h, t in zip(headings, labels, strict=True)],
+                                        band, header=0.2, gap=0.3)  # fmt: skip
+    for j, impl in enumerate(impls):
+        offset = step * (j - (len(impls) - 1) / 2)
+        found = [(c + offset, r["rows"][impl]["ratio_to_cublas"]) for c, r in zip(centres, runs, strict=True)
+                 if impl in r["rows"]]  # fmt: skip
+        errors = [[iv["median"] - iv["low"] for _, iv in found], [iv["high"] - iv["median"] for _, iv in found]]
+        ax.errorbar([iv["median"] for _, iv in found], [y for y, _ in found], xerr=errors, fmt=markers[impl],
+                    markersize=4, capsize=2.5, color=colours[impl], label=versions.label(impl))  # fmt: skip
+    ax.axvline(1.0, color=CUBLAS, linestyle="--", linewidth=1.1)
+    ax.margins(x=0.08)
+    for top, heading, label in zip(tops, headings, labels, strict=True):
+        if heading:
+            ax.text(0, top, heading, va="top", ha="left", fontweight="bold", transform=ax.get_yaxis_transform())
+        ax.text(0, top + (1 if heading else 0), label, va="top", ha="left", linespacing=1.1,
+                transform=ax.get_yaxis_transform())  # fmt: skip
+    _row_axes(ax, end)
+    lo, hi = ax.get_xlim()  # a tick at the very edge would hang half its label outside the figure
+    ax.set_xticks([t for t in ax.get_xticks() if lo + 0.05 * (hi - lo) <= t <= hi - 0.05 * (hi - lo)])
+    title_in = _title(ax, f"The field set against cuBLAS on {data['gpu']['name']}")
+    handles = [Line2D([], [], linestyle="none", marker=markers[i], color=colours[i]) for i in impls]
+    handles.append(Line2D([], [], color=CUBLAS, linestyle="--"))
+    legend_in = legend_below(fig, handles, [versions.label(i) for i in impls] + ["cuBLAS, same rounds"])
+    bottom_in = _xlabel(ax, "\u00d7 cuBLAS, same rounds (interval)") + legend_in
+    fit(fig, [ax], [end * LINE_IN], top_in=title_in, bottom_in=bottom_in)
     return fig
 
 

@@ -3,6 +3,7 @@ tables, captions and charts alike ("1.02× [1.01, 1.03]", "8192³", "8192×28672
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from matmul_data import results
@@ -10,6 +11,7 @@ from matmul_data import results
 TIMES = "\u00d7"
 NOT_MEASURED = "not measured yet"
 NOT_RECORDED = "not recorded"
+NUMBER_WORDS = "zero one two three four five six seven eight nine ten eleven twelve".split()
 # A verdict in a sentence whose subject is the step ("Over V4, this step pays: ...") ...
 STEP_WORDS = {results.PAYS: "pays", results.COSTS: "costs", results.WITHIN: "is within {band}",
               results.UNRESOLVED: "is unresolved at {band}"}  # fmt: skip
@@ -72,3 +74,23 @@ def kb_text(nbytes: int) -> str:
 def unit_text(kind: str, value: float | None) -> str:
     """A value with its unit ("601 TFLOPS", "1755 MHz", "45%"), or "not recorded" for None."""
     return NOT_RECORDED if value is None else UNITS[kind][0].format(value) + UNITS[kind][1]
+
+
+def number_word(n: int) -> str:
+    """A small count as a word ("three"), a larger one in digits."""
+    return NUMBER_WORDS[n] if 0 <= n < len(NUMBER_WORDS) else str(n)
+
+
+def escape(text: str) -> str:
+    """Plain text made safe inside reStructuredText (no stray emphasis, literal or reference)."""
+    return re.sub(r"([\\*`|])", r"\\\1", text).replace("_ ", "\\_ ")
+
+
+def shape_name(shape: tuple[int, int, int]) -> str:
+    """A shape as names spell it: "4096" for 4096³, else "16384x8192x1024"."""
+    return str(shape[0]) if len(set(shape)) == 1 else "x".join(map(str, shape))
+
+
+def shape_of(token: str) -> tuple[int, int, int]:
+    sizes = tuple(int(s) for s in token.split("x"))
+    return sizes * 3 if len(sizes) == 1 else sizes  # type: ignore[return-value]

@@ -1,0 +1,51 @@
+"""How a caption names the runs behind a table or chart, and what a table the data cannot fill yet says; shared by the
+generator (:mod:`.render`) and the field set's pages (:mod:`.field_pages`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from matmul_data import results
+from matmul_site.numfmt import NOT_MEASURED
+
+METHOD_LINK = ":doc:`How we measured </method>`."  # every caption ends with it
+Table = list[list[str]]
+
+
+def independent(figures: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The independent runs behind some figures: a replicated figure's own ``runs``, else the figure; by id."""
+    found = {run["run_id"]: run for figure in figures for run in (figure.get("runs") or [figure])}
+    return [found[run_id] for run_id in sorted(found)]
+
+
+def dates(figures: list[dict[str, Any]]) -> str:
+    found = sorted({r["date"] for r in independent(figures)})
+    return "date not recorded" if not found else found[0] if len(found) == 1 else f"{found[0]} to {found[-1]}"
+
+
+def runs_text(data: dict[str, Any], figures: list[dict[str, Any]]) -> str:
+    """ "3 runs on NVIDIA H200, 2026-12-01: 6 rounds in 2 processes each" (how a caption names its runs)."""
+    runs = independent(figures)
+
+    def span(key: str) -> str:
+        values = sorted({r[key] for r in runs})
+        return str(values[0]) if len(values) == 1 else f"{values[0]}\u2013{values[-1]}"
+
+    named = f"run {runs[0]['run_id']}" if len(runs) == 1 else f"{len(runs)} runs"
+    earlier = (data.get("method") or {}).get("earlier_runs") or {}
+    note = "; timed by an earlier method" if any(r["run_id"] in earlier for r in runs) else ""
+    if not note and any(r.get("method", 0) < results.WARMUP_METHOD for r in runs):
+        note = "; before the 1 s warm-up"
+    each = " each" if len(runs) > 1 else ""
+    processes = span("processes")
+    return f"{named} on {data['gpu']['name']}, {dates(runs)}, {span('rounds')} rounds in {processes} " \
+           f"process{'' if processes == '1' else 'es'}{each}{note}"  # fmt: skip
+
+
+def caption(text: str) -> str:
+    return f"{text[0].upper()}{text[1:]} {METHOD_LINK}"
+
+
+def unmeasured(header: list[str], what: str) -> Table:
+    """A table the data cannot fill yet: its header and one row, "<what> not measured yet."."""
+    return [header, [f"{what} {NOT_MEASURED}.", *[""] * (len(header) - 1)]]

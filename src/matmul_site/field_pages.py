@@ -1,0 +1,269 @@
+"""V9's chapter in numbers, for :mod:`.render`: the field set and the development check behind V9's model.
+
+The field set (:mod:`matmul_data.field`) is recorded in the results file's ``field`` section: V9, V8, cuBLAS and the
+peers at real models' shapes, each run against its own cuBLAS (``record --field``). The development check is a log,
+``plots/results/logs/v9-check-fitted-2026-12-04.json`` (``experiments/v9_check.py --fitted --menu``): one process,
+a few rounds, no warm-up, every (tile, sharing) of V9's menu at the fitted half's shapes; the tile model's
+CLUSTER_COST is fitted to it. It is shown as that, never as the record. Where a sentence rests on a measurement the
+generator writes it whole, or a sentence that says it is not measured yet (:func:`sentences`). The chart is
+:func:`matmul_site.charts.field_chart`.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from matmul_data import field, loader, paths, results, versions
+from matmul_site import numfmt
+from matmul_site.captions import Table, caption, runs_text
+from matmul_site.numfmt import NOT_MEASURED, TIMES, number_word, shape_name
+
+Data = dict[str, Any] | None
+CHECK_LOG = paths.RESULTS_DIR / "logs" / "v9-check-fitted-2026-12-04.json"
+CHECK_NAME = "v9-check"  # its values: v9-check.rounds, v9-check:4096x4096x5000.pick, ...
+SHARED = {"none": "", "b": ", B shared", "a": ", A shared"}
+VERDICTS = (results.PAYS, results.WITHIN, results.COSTS, results.UNRESOLVED)
+# Shapes whose model picks the V9 page names (v9-model:8192.pick): the ladder's, and a ragged K with its aligned twin.
+MODEL_SHAPES = ((8192, 8192, 8192), (4096, 4096, 5000), (4096, 4096, 5056))
+
+
+def tile_text(block_m: int, block_n: int, share: str = "none", compact: bool = False) -> str:
+    """A tile and the operand its pair shares, as prose says it ("128 × 256 in pairs sharing B", "192 × 192") or,
+    ``compact``, as a table does (a page's tables count as its words): "128×256, B shared"."""
+    if compact:
+        return f"{block_m}{TIMES}{block_n}{SHARED[share]}"
+    return f"{block_m} {TIMES} {block_n}" + (f" in pairs sharing {share.upper()}" if share != "none" else "")
+
+
+def model_picks(shape: tuple[int, int, int], compact: bool = False) -> tuple[str, str]:
+    """What V8's rule and V9's pick at a shape (tile_model.choose and choose_shared, on an H100/H200's 132 SMs)."""
+    model = loader.load("tile_model")
+    v8, v9 = model.choose(*shape), model.choose_shared(*shape)
+    return tile_text(v8.block_m, v8.block_n, compact=compact), \
+        tile_text(v9.tile.block_m, v9.tile.block_n, v9.share, compact)  # fmt: skip
+
+
+def ordered_runs(data: Data) -> list[dict[str, Any]]:
+    """The field's runs, the fitted half first (as the set lists them within each half)."""
+    return results.field_runs(data, field.FITTED) + results.field_runs(data, field.HELD_OUT)
+
+
+def ours(runs: list[dict[str, Any]]) -> list[str]:
+    """The versions the runs time, newest first."""
+    found = {impl for run in runs for impl in run["rows"]}
+    return [v for v in reversed(versions.names()) if v in found]
+
+
+def verdict_counts(runs: list[dict[str, Any]], impl: str, subject: bool = True) -> str:
+    """ "is ahead of cuBLAS at 1 of 9 shapes, within ±1.5% at 5, behind at 2, unresolved at 1" (without the
+    subject's words: "ahead at 1, within at 5, behind at 2, unresolved at 1"), by the rule."""
+    found = [r["rows"][impl]["ratio_to_cublas"] for r in runs if impl in r["rows"]]
+    n = {rule: [results.verdict(f) for f in found].count(rule) for rule in VERDICTS}
+    if not subject:
+        return ", ".join(f"{word} at {n[rule]}" for word, rule in zip(("ahead", "within", "behind", "unresolved"),
+                                                                        VERDICTS, strict=True))  # fmt: skip
+    return (f"is ahead of cuBLAS at {n[results.PAYS]} of {len(found)} shapes, within {numfmt.band_text(found[0])} at "
+            f"{n[results.WITHIN]}, behind at {n[results.COSTS]}, unresolved at {n[results.UNRESOLVED]}")  # fmt: skip
+
+
+def half_sentence(data: Data, half: str, with_earlier: bool) -> str | None:
+    """One half's verdict counts for the newest version (and the one before), or None where it has no run."""
+    runs = results.field_runs(data, half)
+    names = ours(runs)
+    if not names:
+        return None
+    newest = f"{versions.label(names[0])} {verdict_counts(runs, names[0])}"
+    if with_earlier and len(names) > 1:
+        newest += f" ({versions.label(names[1])}: {verdict_counts(runs, names[1], subject=False)})"
+    return newest
+
+
+def field_values(data: Data) -> Iterator[tuple[str, str]]:
+    """The field set's size, and the sentences and captions its record gives (or that say it is not measured)."""
+    yield "field.count", str(len(field.FIELD))
+    yield "field.fitted_count", number_word(len(field.half(field.FITTED)))
+    yield "field.held_out_count", number_word(len(field.half(field.HELD_OUT)))
+    fitted = half_sentence(data, field.FITTED, with_earlier=True)
+    held_out = half_sentence(data, field.HELD_OUT, with_earlier=True)
+    if fitted or held_out:
+        parts = [f"on the {name} half {said}" if said else f"the {name} half is {NOT_MEASURED}"
+                 for name, said in (("fitted", fitted), ("held-out", held_out))]  # fmt: skip
+        yield "field.summary", f"{parts[0][0].upper()}{parts[0][1:]}; {parts[1]}."
+    else:
+        yield "field.summary", f"The field set is {NOT_MEASURED}: neither half has a record yet."
+    alone = half_sentence(data, field.HELD_OUT, with_earlier=False)
+    yield "field.held_out", (f"On the field set's held-out half, which the model was not fitted to, {alone}." if alone
+                             else f"{versions.label(versions.names()[-1])}'s record on the field set's held-out "
+                                  f"half is {NOT_MEASURED}.")  # fmt: skip
+    runs = ordered_runs(data)
+    if runs:
+        told = runs_text(data, runs)  # type: ignore[arg-type]
+        yield "field.caption", caption(f"V9's tile (the model's), and V8 and V9 against their run's cuBLAS: {told}.")
+        yield "field.chart_caption", caption(f"Each implementation against its run's cuBLAS, by half: {told}.")
+    else:
+        yield "field.caption", caption(f"The field set is {NOT_MEASURED}: each shape, and the model's tiles.")
+        yield "field.chart_caption", caption(f"The field set is {NOT_MEASURED}.")
+    for shape in MODEL_SHAPES:
+        v8, v9 = model_picks(shape)
+        yield f"v9-model:{shape_name(shape)}.v8_pick", v8
+        yield f"v9-model:{shape_name(shape)}.pick", v9
+
+
+def field_table(data: Data) -> Table:
+    """Each shape of the field set with the model's tiles; once recorded, V8 and V9 against cuBLAS (the peers are in
+    the chart: the table stays short)."""
+    runs = {results.shape_of(run): run for run in ordered_runs(data)}
+    names = ours(list(runs.values()))[::-1]
+    header = ["Shape", "Kind, half", *(["V9's tile"] if runs else ["V8's tile", "V9's tile"])]
+    header += [f"{versions.label(impl)} {TIMES} cuBLAS" for impl in names] + (["cuBLAS's check"] if runs else [])
+    rows = [header]
+    for shape in [*field.half(field.FITTED), *field.half(field.HELD_OUT)]:
+        v8, v9 = model_picks(shape.shape, compact=True)
+        row = [f"{shape.name}, {numfmt.shape_text(shape.shape)}", f"{shape.kind}, {shape.half}"]
+        if not runs:
+            rows.append([*row, v8, v9])
+            continue
+        run = runs.get(shape.shape)
+        found = run["rows"] if run else {}
+        row += [v9, *(numfmt.ratio_text(found[i]["ratio_to_cublas"]) if i in found else NOT_MEASURED for i in names)]
+        wrong = results.inexact_baseline(run) if run else None
+        rows.append([*row, "" if wrong is None else f"inexact: {wrong:,} elements wrong"])
+    return rows
+
+
+# ---------------------------------------------------------------------------- the development check
+
+
+def check_date() -> str:
+    """The day the development check ran: its log's name ends with it."""
+    return "-".join(CHECK_LOG.stem.split("-")[-3:])
+
+
+def check_log(path: Path = CHECK_LOG) -> dict[str, Any] | None:
+    """The development check's log (experiments/v9_check.py --json), or None where it is not in the repository."""
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def _ratio(ms: dict[str, list[float]], over: str, impl: str) -> float:
+    """The median over rounds of ``over``'s time over ``impl``'s in the same round (above 1: impl is quicker)."""
+    return statistics.median(a / b for a, b in zip(ms[over], ms[impl], strict=True))
+
+
+class Checked:
+    """One shape of the development check: V8 (its own pick) and every pinned (tile, sharing) of V9's menu."""
+
+    def __init__(self, timing: dict[str, Any]) -> None:
+        self.shape: tuple[int, int, int] = tuple(timing["shape"])  # type: ignore[assignment]
+        self.ms: dict[str, list[float]] = timing["ms"]
+        self.configs: dict[str, dict[str, Any]] = timing["configs"]
+        self.menu = [name for name in self.ms if name.startswith("v9-")]  # "V9" is the rule of its day: left out
+        model = loader.load("tile_model").choose_shared(*self.shape)
+        self.pick = f"v9-{model.tile.name}-{model.share}"
+
+    def to_cublas(self, impl: str) -> float:
+        return _ratio(self.ms, "cuBLAS", impl)
+
+    def over_v8(self, impl: str) -> float:
+        return _ratio(self.ms, "V8", impl)
+
+    def best(self, clustered: bool | None = None) -> str:
+        """The quickest of the menu (against cuBLAS), of those with a cluster, or of those without."""
+        menu = [m for m in self.menu if clustered is None or m.endswith("-none") != clustered]
+        return max(menu, key=self.to_cublas)
+
+    def name(self, impl: str, compact: bool = False) -> str:
+        c = self.configs[impl]
+        return tile_text(c["block_m"], c["block_n"], c.get("share", "none"), compact)
+
+    def cell(self, impl: str) -> str:
+        return f"{self.name(impl, compact=True)}: {self.to_cublas(impl):.2f}"
+
+    @property
+    def aligned(self) -> bool:
+        """Rows on L2's sectors (K % 16 == 0) and C's rows on 16 bytes (N % 8 == 0): neither special case."""
+        return self.shape[2] % 16 == 0 and self.shape[1] % 8 == 0
+
+
+def checked(log: dict[str, Any] | None) -> list[Checked]:
+    return [Checked(t) for t in (log or {}).get("timings", [])]
+
+
+def check_values(log: dict[str, Any] | None) -> Iterator[tuple[str, str]]:
+    """What the V9 page may say of the development check: per shape V8's pick, V9's pick now and the menu's best,
+    each against cuBLAS and over V8; and how far the best pair and the best single block lie apart where nothing is
+    special (K % 16 == 0, N % 8 == 0)."""
+    shapes = checked(log)
+    if not shapes:
+        return
+    yield f"{CHECK_NAME}.date", check_date()
+    yield f"{CHECK_NAME}.shapes", number_word(len(shapes))
+    yield f"{CHECK_NAME}.rounds", number_word(len(shapes[0].ms["cuBLAS"]))
+    yield f"{CHECK_NAME}.gpu", log["gpu"]  # type: ignore[index]
+    for s in shapes:
+        key = f"{CHECK_NAME}:{shape_name(s.shape)}"
+        yield f"{key}.v8", f"{s.to_cublas('V8'):.2f}"
+        yield f"{key}.v8_tile", s.name("V8")
+        best = (("best", s.best()), ("best_alone", s.best(clustered=False)), ("best_pair", s.best(clustered=True)))
+        for what, impl in (("pick", s.pick), *best):
+            yield f"{key}.{what}", f"{s.to_cublas(impl):.2f}"
+            yield f"{key}.{what}_tile", s.name(impl)
+            yield f"{key}.{what}_over_v8", f"{s.over_v8(impl):.2f}"
+    pairs = [_ratio(s.ms, s.best(clustered=False), s.best(clustered=True)) for s in shapes if s.aligned]
+    if pairs:
+        yield f"{CHECK_NAME}.aligned_count", number_word(len(pairs))
+        yield f"{CHECK_NAME}.pair_low", f"{min(pairs):.2f}"
+        yield f"{CHECK_NAME}.pair_high", f"{max(pairs):.2f}"
+
+
+def check_table(log: dict[str, Any] | None) -> Table:
+    """Per shape of the development check: V8's pick, the best tile alone, the best pair and V9's pick now, each as
+    its tile and its median ratio to cuBLAS over the rounds."""
+    header = ["Shape", "V8's pick", "Best alone", "Best pair", "V9's pick now"]
+    shapes = checked(log)
+    if not shapes:
+        return [header, [f"The development check is {NOT_MEASURED}.", "", "", "", ""]]
+    named = field.by_shape()
+    return [header, *([f"{named[s.shape].name}: {numfmt.shape_text(s.shape)}" if s.shape in named else
+                       numfmt.shape_text(s.shape), s.cell("V8"), s.cell(s.best(clustered=False)),
+                       s.cell(s.best(clustered=True)), s.cell(s.pick)] for s in shapes)]  # fmt: skip
+
+
+def check_caption(log: dict[str, Any] | None) -> str:
+    shapes = checked(log)
+    if not shapes:
+        return caption(f"The development check is {NOT_MEASURED}.")
+    rounds = len(shapes[0].ms["cuBLAS"])
+    return caption(f"One development process on {log['gpu']}, {check_date()}: each cell a tile and its median over "  # type: ignore[index]
+                   f"{rounds} rounds of cuBLAS's time over its own, no warm-up; not the replicated record. Log "
+                   f"``plots/results/logs/{CHECK_LOG.name}``.")  # fmt: skip
+
+
+# ---------------------------------------------------------------------------- sentences written whole
+
+
+STEP_PHRASES = {results.PAYS: "a step that pays", results.COSTS: "a step that costs",
+                results.WITHIN: "level with it, within {band}",
+                results.UNRESOLVED: "a step its runs do not resolve"}  # fmt: skip
+
+
+def sentences(data: Data) -> Iterator[tuple[str, str]]:
+    """Sentences that rest on a measured value, written whole, as a number and a word (the interval and the verdict
+    live in the tables); where the data lacks the value, a sentence that says it is not measured yet. Each version's
+    place in the ladder: ``v9.ladder_sentence``."""
+    names = versions.names()
+    for before, version in zip(names, names[1:], strict=False):
+        label, row = versions.label(version), results.ladder_row(data, version)
+        if row is None or not row.get("step") or not row.get("ratio_to_cublas"):
+            yield f"{version}.ladder_sentence", (f"The ladder has not timed {label} yet: its step over "
+                                                 f"{versions.label(before)} is {NOT_MEASURED}.")  # fmt: skip
+            continue
+        step = row["step"]
+        phrase = STEP_PHRASES[results.verdict(step)].format(band=numfmt.band_text(step))
+        yield f"{version}.ladder_sentence", (
+            f"In the ladder at {numfmt.shape_text((data or {})['problem'])}, {label} runs at "
+            f"{row['ratio_to_cublas']['median']:.2f} of cuBLAS's speed and {step['median']:.2f} times "
+            f"{versions.label(step['over'])}'s: {phrase}.")  # fmt: skip
