@@ -55,6 +55,8 @@ html_static_path = ["docs/_static"]
 # The priority is the one Sphinx gives a user's CSS; written out because Sphinx writes it into this very list.
 html_css_files = [("hopper.css", {"priority": 800})]
 html_last_updated_fmt = None
+# A small matrix glyph of our own (four tiles), so that browsers find an icon instead of a 404.
+html_favicon = "docs/_static/favicon.svg"
 
 # Charts: one script per chart in plots/, drawn as SVG with fixed ids and no date (see src/matmul_site/charts.py).
 plot_basedir = str(ROOT / "plots")

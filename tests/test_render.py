@@ -94,7 +94,11 @@ def test_without_a_results_file_one_line_says_so_and_every_measured_value_reads_
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "no results file" in lines[0] and "nox -s bench" in lines[0], lines
     text = (docs / "_generated" / "values.rst").read_text()
-    assert f".. |latest.vs_cublas| replace:: {NOT_MEASURED}" in text
+    assert f".. |method.band| replace:: {NOT_MEASURED}" in text
+    assert (
+        f".. |latest.headline| replace:: No version has been timed yet, so the headline figure is {NOT_MEASURED}."
+        in text
+    )
     assert f".. |v7.registers| replace:: {budget.load_builds()['versions']['v7']['registers']}" in text
     assert NOT_MEASURED in (docs / "_generated" / "ladder.csv").read_text()
 
@@ -149,6 +153,32 @@ def test_steps_and_ratios_speak_by_the_rule(data: dict[str, Any], record: dict[s
     assert named["v5.reversed"] == f"pays: 1.08{TIMES} [1.05, 1.10]"
     assert named["v6.vs_cublas"] == f"is behind cuBLAS: 0.95{TIMES} [0.94, 0.96]"
     assert "V5" in named["ladder.costs"].split(", ") and "V3" not in named["ladder.pays"].split(", ")
+
+
+def test_a_sentence_gets_the_plain_median_and_the_word_and_the_interval_stays_in_the_table(
+    data: dict[str, Any], record: dict[str, Any]
+) -> None:
+    _set_step(data, "v5", 0.93, 0.91, 0.95)
+    data["ladder"]["rows"]["v6"]["ratio_to_cublas"] = {"median": 0.95, "low": 0.94, "high": 0.96}
+    named = render.values(data, record)
+    assert (named["v5.step_ratio"], named["v5.verdict"]) == (f"0.93{TIMES}", "costs")
+    assert (named["v5.reversed_ratio"], named["v5.reversed_verdict"]) == (f"1.08{TIMES}", "pays")
+    assert (named["v6.cublas_ratio"], named["v6.cublas_verdict"]) == (f"0.95{TIMES}", "behind")
+    assert not any("[" in named[f"v5.{key}"] for key in ("step_ratio", "verdict", "reversed_ratio"))
+
+
+def test_a_steps_rows_per_clock_figure_divides_out_its_reference_rows_clock_in_the_same_run(
+    data: dict[str, Any], record: dict[str, Any]
+) -> None:
+    named = render.values(data, record)
+    run = next(r for r in data["steps"] if any(row.get("step") for row in r["rows"].values()))
+    impl, row = next((i, r) for i, r in run["rows"].items() if r.get("step"))
+    over = run["rows"][row["step"]["over"]]
+    slug = f"{render.run_slug(run)}.{impl}"
+    expected = row["step"]["median"] * over["sm_clock_mhz"] / row["sm_clock_mhz"]
+    assert named[f"{slug}.per_clock"] == f"{expected:.2f}{TIMES}"
+    assert named[f"{slug}.over_clock"] == f"{over['sm_clock_mhz']:.0f} MHz"
+    assert named[f"{slug}.reversed_per_clock"] == f"{1 / expected:.2f}{TIMES}"
 
 
 def test_every_ratio_prints_with_two_decimals() -> None:
@@ -266,7 +296,7 @@ def test_without_data_a_value_that_is_not_measured_says_so_once_in_a_whole_sente
     named = render.values(None, record)
     twice = {name: text for name, text in named.items() if text.count(NOT_MEASURED) > 1}
     assert twice == {}, "a sentence that says 'not measured yet' more than once"
-    for name in ("field.summary", "field.held_out", "v9.ladder_sentence"):
+    for name in ("field.summary", "field.held_out", "v9.ladder_sentence", "latest.headline", "latest.peak_sentence"):
         assert NOT_MEASURED in named[name] and named[name][0].isupper() and named[name].endswith("."), named[name]
 
 
@@ -336,3 +366,34 @@ def test_the_development_check_table_reads_the_log_with_todays_rule_and_never_th
     assert float(named["v9-check.pair_low"]) <= float(named["v9-check.pair_high"])
     assert "not the replicated record" in field_pages.check_caption(log)
     assert field_pages.check_table(None)[1][0] == f"The development check is {NOT_MEASURED}."
+
+
+def test_the_first_pages_headline_is_a_number_and_a_plain_word_against_cubLAS(
+    data: dict[str, Any], record: dict[str, Any]
+) -> None:
+    named = render.values(data, record)
+    newest = [v for v in versions.names() if v in data["ladder"]["rows"]][-1]
+    headline = named["latest.headline"]
+    assert versions.label(newest) in headline and named["latest.tflops"] in headline, headline
+    assert "[" not in headline and "±" not in headline, f"an interval or the rule's band in the headline: {headline}"
+    assert headline.endswith("cuBLAS.") or headline.endswith("call."), headline
+
+
+def test_the_runs_table_has_one_row_per_set_of_runs_with_short_commits() -> None:
+    data = results.load_default()
+    rows = render.runs_table(data)[1:]
+    ids = [row[1] for row in rows]
+    assert len(ids) == len(set(ids)) and len(rows) <= 10, rows
+    commits = [c.strip("` ") for row in rows for c in row[3].split(",")]
+    assert commits and all(len(c) == render.COMMIT_CHARS for c in commits), commits
+
+
+def test_the_generator_prints_shapes_one_way_and_fills_in_the_methods_field_names() -> None:
+    assert numfmt.shapes_in_text("at 4096^3 (3.9 waves)") == "at 4096\u00b3 (3.9 waves)"
+    assert numfmt.shapes_in_text("launch 1 of 5 (8192x8192x8192)") == "launch 1 of 5 (8192\u00b3)"
+    assert numfmt.shapes_in_text("at 3000x5000x4096 (M") == f"at 3000{TIMES}5000{TIMES}4096 (M"
+    assert (
+        numfmt.shapes_in_text("v8:5000x3000x4096 and ``8192x8192x8192``") == "v8:5000x3000x4096 and ``8192x8192x8192``"
+    )
+    generated = "".join(p.read_text(encoding="utf-8") for p in (paths.DOCS_DIR / "_generated").glob("*.csv"))
+    assert "^3" not in generated and "method.verdicts" not in generated

@@ -94,3 +94,16 @@ def shape_name(shape: tuple[int, int, int]) -> str:
 def shape_of(token: str) -> tuple[int, int, int]:
     sizes = tuple(int(s) for s in token.split("x"))
     return sizes * 3 if len(sizes) == 1 else sizes  # type: ignore[return-value]
+
+
+# A shape as the results file's free text may write it ("4096^3", "8192x8192x8192", "3000x5000x4096"), not inside
+# a name ("v8:5000x3000x4096", ``...``): the generator prints every one as shape_text does.
+SHAPE_IN_TEXT = re.compile(r"(?<![\w:.\-])(\d+)(?:\^3|x(\d+)x(\d+))(?![\w.]*\w)")
+
+
+def shapes_in_text(text: str) -> str:
+    """Free text with its shapes printed one way ("4096³", "3000×5000×4096"); ``literal`` spans are left alone."""
+    parts = re.split(r"(``.*?``)", text, flags=re.S)
+    for i in range(0, len(parts), 2):
+        parts[i] = SHAPE_IN_TEXT.sub(lambda m: shape_text((int(m[1]), int(m[2] or m[1]), int(m[3] or m[1]))), parts[i])
+    return "".join(parts)

@@ -24,7 +24,7 @@ from types import ModuleType
 from typing import Any
 
 from matmul_data import budget, loader, paths, results, stats, versions
-from matmul_site import field_pages, numfmt
+from matmul_site import field_pages, headline, numfmt
 from matmul_site.captions import Table, caption, dates, independent, runs_text, unmeasured
 from matmul_site.numfmt import (
     NOT_MEASURED,
@@ -110,8 +110,26 @@ def row_values(name: str, row: dict[str, Any], data: dict[str, Any]) -> Iterator
     if row.get("ratio_to_cublas"):
         yield f"{name}.ratio", numfmt.ratio_text(row["ratio_to_cublas"])
         yield f"{name}.vs_cublas", numfmt.vs_cublas_text(row["ratio_to_cublas"])
+        # For a sentence: the plain median ("0.95×") and the rule's word ("behind", "within ±1.5% of"); the
+        # interval stays in the table.
+        yield f"{name}.cublas_ratio", f"{row['ratio_to_cublas']['median']:.2f}{TIMES}"
+        yield f"{name}.cublas_verdict", numfmt.words(numfmt.RATIO_WORDS, row["ratio_to_cublas"]).removeprefix("is ")
     if step := row.get("step"):
         yield f"{name}.step", numfmt.step_text(step)
+        yield f"{name}.step_ratio", f"{step['median']:.2f}{TIMES}"
+        yield f"{name}.verdict", numfmt.verdict_word(step)
+        yield f"{name}.reversed_ratio", f"{1 / step['median']:.2f}{TIMES}"
+        yield f"{name}.reversed_verdict", reversed_step(step).partition(": ")[0].removeprefix("is ")
+        # The step per SM clock cycle (at the medians), against its reference row in the same run.
+        tables = [(results.ladder(data) or {}).get("rows") or {}, *(run["rows"] for run in data.get("steps") or [])]
+        over = next((rows[step["over"]] for rows in tables if step["over"] in rows
+                     and any(r is row for r in rows.values())), None)  # fmt: skip
+        if over is not None and not (row.get("suspect") or over.get("suspect")):
+            if row.get("sm_clock_mhz") and over.get("sm_clock_mhz"):
+                yield f"{name}.over_clock", unit_text("mhz", over["sm_clock_mhz"])
+                per_clock = step["median"] * over["sm_clock_mhz"] / row["sm_clock_mhz"]
+                yield f"{name}.per_clock", f"{per_clock:.2f}{TIMES}"
+                yield f"{name}.reversed_per_clock", f"{1 / per_clock:.2f}{TIMES}"
         yield f"{name}.reversed", reversed_step(step)
         words, _, ratio = numfmt.step_text(step).partition(": ")
         kept = "kept" if row.get("kept") else "not kept"
@@ -280,6 +298,7 @@ def values(data: Data, record: dict[str, Any] | None) -> dict[str, str]:
     out.update(field_pages.check_values(log))
     out[f"{field_pages.CHECK_NAME}.caption"] = field_pages.check_caption(log)
     out.update(field_pages.sentences(data))
+    out.update(headline.headline_values(data, out))
     return out
 
 
@@ -520,6 +539,16 @@ def build_table(version: str, record: dict[str, Any] | None) -> tuple[Table, str
     return [header, *(changed or [["(none changed)", "", ""]])], escape(f"Unchanged: {'; '.join(same)}.")
 
 
+def method_text(text: str, method: dict[str, Any]) -> str:
+    """The method's own words with the names of its fields ("method.verdicts.band") replaced by their values."""
+    verdicts = method.get("verdicts") or {}
+    if "count" in verdicts:
+        text = text.replace("(method.verdicts)", f"({verdicts['count']:,} of them)")
+    if "band" in verdicts:
+        text = text.replace("1 +/- method.verdicts.band", f"1 \u00b1 {100 * verdicts['band']:.1f}%")
+    return text
+
+
 def provenance_table(data: Data) -> Table:
     """Where and how the numbers were measured: GPU, clocks and limits, software, problem, method, dates."""
     header = ["", "Recorded in the results file"]
@@ -545,7 +574,7 @@ def provenance_table(data: Data) -> Table:
                          f"L2 flush: {m['l2_flush']}")],
         ["Warm-up", escape(f"{m['warmup_s']:g} s per implementation and round: {m['warmup']}" if "warmup_s" in m
                            else f"{m['warmup']} calls per implementation and round")],  # older records: calls
-        ["Order", escape(m["order"])], ["Statistic", escape(f"{m['statistic']}; {m['interval']}")],
+        ["Order", escape(m["order"])], ["Statistic", escape(f"{m['statistic']}; {method_text(m['interval'], m)}")],
         ["Clocks and power", escape(m["clocks"])],
         *([f"Run {run_id} (earlier method)", escape(note)] for run_id, note in (m.get("earlier_runs") or {}).items()),
         ["Dates", dates([*runs, *data.get("tryit", [])]) if runs else NOT_MEASURED],
@@ -615,22 +644,32 @@ def warmup_table(data: Data) -> Table:
                       for b in found["blocks"])]  # fmt: skip
 
 
+COMMIT_CHARS = 7  # a commit id, as every table prints it
+
+
 def runs_table(data: Data) -> Table:
-    """Every figure's independent runs: their ids, dates and the commit of this project each was measured at."""
-    header = ["Figure", "Runs", "Dates", "Commits"]
+    """Every set of independent runs, once: the figures it measured (counted by kind), its run ids, dates and the
+    commits of this project it was measured at."""
+    header = ["Figures", "Runs", "Dates", "Commits"]
     if data is None:
         return unmeasured(header, "Runs:")
-    groups = [("The ladder", [data.get("ladder")])]
-    groups += [(f"Sweep at {numfmt.shape_text(r['shape'])}", [r]) for r in results.sweep_runs(data)]
-    groups += [(f"Steps: {r['title']}", [r]) for r in data.get("steps", [])]
-    groups += [(f"Field set: {r['field']['name']}", [r]) for r in results.field_runs(data)]
-    groups.append(("Try it edits", data.get("tryit", [])))  # by run id, each once
-    rows = [header]
-    for title, figures in groups:
+    kinds = [("the ladder", "", [data.get("ladder")]), *(("the sweep", "shape", [r]) for r in results.sweep_runs(data)),
+             *(("Try it", "table", [r]) if results.is_tryit_run(r) else ("steps", "table", [r])
+               for r in data.get("steps", [])),
+             *(("the field set", "shape", [r]) for r in results.field_runs(data)),
+             ("the Try it edits", "", data.get("tryit", []))]  # fmt: skip
+    sets: dict[tuple[str, ...], tuple[list[dict[str, Any]], dict[str, tuple[str, int]]]] = {}
+    for kind, unit, figures in kinds:
         runs = independent([figure for figure in figures if figure])
         if runs:
-            rows.append([escape(title), ", ".join(r["run_id"] for r in runs), dates(runs),
-                         ", ".join(sorted({f"``{r['git_commit'][:10]}``" for r in runs}))])  # fmt: skip
+            found = sets.setdefault(tuple(r["run_id"] for r in runs), (runs, {}))[1]
+            found[kind] = (unit, found.get(kind, (unit, 0))[1] + 1)
+    rows = [header]
+    for ids, (runs, found) in sets.items():
+        named = [kind if not unit else f"{kind} ({n} {unit}{'s' * (n != 1)})" for kind, (unit, n) in found.items()]
+        text = escape("; ".join(named))
+        rows.append([text[:1].upper() + text[1:], ", ".join(ids), dates(runs),
+                     ", ".join(sorted({f"``{r['git_commit'][:COMMIT_CHARS]}``" for r in runs}))])  # fmt: skip
     return rows
 
 
@@ -719,7 +758,7 @@ def tile_choices_table() -> Table:
 
 def csv_text(rows: Table) -> str:
     out = io.StringIO()
-    csv.writer(out, lineterminator="\n").writerows(rows)
+    csv.writer(out, lineterminator="\n").writerows([[numfmt.shapes_in_text(str(cell)) for cell in row] for row in rows])
     return out.getvalue()
 
 
@@ -758,7 +797,9 @@ def files(data: Data, record: dict[str, Any] | None, docs: Path = paths.DOCS_DIR
         out[f"{version}-performance.csv"] = csv_text(performance_table(version, data, named, record))
         out[f"{version}-tryit.csv"] = csv_text(tryit_table(version, data))
         out[f"{version}-budget.csv"] = csv_text(budget_table(version, record, data))
-    substitutions = [f".. |{name}| replace:: {named.get(name, NOT_MEASURED)}\n" for name in sorted(used)]
+    substitutions = [
+        f".. |{name}| replace:: {numfmt.shapes_in_text(named.get(name, NOT_MEASURED))}\n" for name in sorted(used)
+    ]
     out["values.rst"] = f"{GENERATED}\n\n{''.join(substitutions)}"
     out["ladder.csv"] = csv_text(ladder_table(data))
     out["ladder-steps.csv"] = csv_text(ladder_steps_table(data))

@@ -128,3 +128,32 @@ def test_an_opened_kernel_diff_scrolls_inside_its_own_box_on_a_phone(browser: An
     assert box["page"] <= 1, f"{chapter}: the opened diff makes the page scroll sideways by {box['page']} px"
     assert box["left"] >= 0 and box["right"] <= 391, f"{chapter}: the diff's box leaves the screen: {box}"
     assert not box["wide"] or box["overflow"] in ("auto", "scroll"), f"{chapter}: long lines are cut off: {box}"
+
+
+# Each diagram at phone width: the link around its image, and the line its caption ends with (its ::after).
+DIAGRAMS = """els => els.map(e => {
+  const link = e.querySelector("a.image-reference");
+  const caption = e.querySelector("figcaption");
+  return {src: e.querySelector("img").getAttribute("src"), href: link ? link.getAttribute("href") : null,
+          hint: caption ? getComputedStyle(caption, "::after").content : null};
+})"""
+
+
+def test_a_phone_offers_each_diagram_full_size(browser: Any, base_url: str) -> None:
+    """A diagram's labels are too small at 390 px: each diagram links to its own SVG, and its caption says to tap."""
+    ctx = browser.new_context(viewport={"width": 390, "height": 900})
+    seen, problems = 0, []
+    try:
+        page = ctx.new_page()
+        for path in (p for p in SAMPLED if p.startswith("chapters/")):
+            page.goto(base_url + path, wait_until="load")
+            for d in page.eval_on_selector_all("article figure.diagram", DIAGRAMS):
+                seen += 1
+                if not d["href"] or d["href"].rsplit("/", 1)[-1] != d["src"].rsplit("/", 1)[-1]:
+                    problems.append(f"{path}: {d['src']} does not link to itself full size ({d['href']})")
+                if "Tap" not in (d["hint"] or ""):
+                    problems.append(f"{path}: {d['src']}'s caption does not say to tap it ({d['hint']})")
+    finally:
+        ctx.close()
+    assert seen, "no diagram (figure.diagram) on any chapter"
+    assert not problems, "\n".join(problems)

@@ -208,3 +208,14 @@ def test_each_gallery_zip_is_served_and_holds_the_kernel_and_its_helpers(
         with zipfile.ZipFile(io.BytesIO(body)) as archive:
             held = {name: archive.read(name) for name in archive.namelist()}
         assert held == expected, f"{path}: {url} holds {sorted(held)}, not the kernel and helpers {sorted(expected)}"
+
+
+def test_the_site_has_a_favicon_that_loads(visit: Callable[[str], Visit], base_url: str) -> None:
+    """Every page names an icon, so that a browser asks for that file, not for a /favicon.ico the site lacks."""
+    page = visit("index.html").page
+    icons = page.eval_on_selector_all("link[rel~='icon']", "els => els.map(e => e.href)")
+    assert icons, "index.html names no favicon (conf.py's html_favicon)"
+    for href in icons:
+        answer = page.request.get(href)
+        assert answer.status == 200, f"the favicon {href} answers {answer.status}"
+        assert "svg" in answer.headers.get("content-type", "") or answer.body()[:4] == b"\x89PNG", href

@@ -3,12 +3,14 @@
 matplotlib's plot directive draws each chart once per build and saves it in every format of ``plot_formats``: the
 SVG the page shows and a PNG that the link previews (:mod:`.link_preview`) and the gallery's cards
 (:mod:`.kernel_source`) reuse (:func:`chart_png`). It redraws a chart only when its image is older than its script,
-not knowing that the script reads the results file; so at the start of a build every chart image older than the
-results file is deleted, and every page whose chart image is missing is read again (and so draws it afresh).
+not knowing that the script reads the results file; so at the start of a build, when the results file differs from
+the one the charts were drawn from (another file, other bytes, or none at all), every chart image is deleted, and
+every page whose chart image is missing is read again (and so draws it afresh).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from pathlib import Path
@@ -32,16 +34,29 @@ def chart_png(app: Sphinx, chart: str) -> Path:
     return folder / f"{chart}.png"
 
 
-def forget_charts_older_than_the_results(app: Sphinx) -> None:
-    """Delete the chart images that are older than the results file, so that the plot directive draws them again."""
+RESULTS_STAMP = "results.sha256"  # beside the chart folders: which results file the charts there were drawn from
+
+
+def results_digest() -> str:
+    """What the charts are drawn from: the results file's path and a hash of its bytes, or "none" without one."""
     results_file = paths.results_file()
     if results_file is None:
+        return "none"
+    return f"{results_file.resolve()} {hashlib.sha256(results_file.read_bytes()).hexdigest()}"
+
+
+def forget_charts_of_other_results(app: Sphinx) -> None:
+    """Delete every chart image when the results file is not the one they were drawn from, so that the plot
+    directive draws them again (from the new file, or saying that nothing is measured yet)."""
+    stamp = Path(app.doctreedir).parent / "plot_directive" / RESULTS_STAMP
+    digest = results_digest()
+    if stamp.is_file() and stamp.read_text(encoding="utf-8") == digest:
         return
-    newest_data = results_file.stat().st_mtime
     for folder in (plot_build_dir(app), plot_build_dir(app, paths.CHAPTERS_DIR)):
         for image in [*folder.glob("*.png"), *folder.glob("*.svg")]:  # none when the folder is not there yet
-            if image.stat().st_mtime < newest_data:
-                image.unlink()
+            image.unlink()
+    stamp.parent.mkdir(parents=True, exist_ok=True)
+    stamp.write_text(digest, encoding="utf-8")
 
 
 PLOT = re.compile(r"^\.\. plot::[ \t]*(\S*)\n((?:[ \t]+.*\n|[ \t]*\n)*)", re.M)
@@ -73,6 +88,6 @@ def pages_whose_charts_are_gone(
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
-    app.connect("builder-inited", forget_charts_older_than_the_results)
+    app.connect("builder-inited", forget_charts_of_other_results)
     app.connect("env-get-outdated", pages_whose_charts_are_gone)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
