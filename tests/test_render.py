@@ -397,3 +397,14 @@ def test_the_generator_prints_shapes_one_way_and_fills_in_the_methods_field_name
     )
     generated = "".join(p.read_text(encoding="utf-8") for p in (paths.DOCS_DIR / "_generated").glob("*.csv"))
     assert "^3" not in generated and "method.verdicts" not in generated
+
+
+def test_a_whole_sentence_reads_with_its_values_or_says_it_is_not_measured() -> None:
+    from matmul_site import whole
+
+    page = {"p.rst": ".. whole v8.whole-sweep\n   Over the sweep V7 is |v7.sweep|;\n   V8 is |latest.sweep|.\n"
+                     "   unmeasured: The sweep is\n   not measured yet.\n\nText |v8.whole-sweep|\n"}  # fmt: skip
+    both = {"v7.sweep": "level", "latest.sweep": "ahead"}
+    assert dict(whole.whole_values(page, both)) == {"v8.whole-sweep": "Over the sweep V7 is level; V8 is ahead."}
+    for named in ({"v7.sweep": "level"}, {**both, "latest.sweep": render.NOT_MEASURED}):
+        assert dict(whole.whole_values(page, named)) == {"v8.whole-sweep": "The sweep is not measured yet."}

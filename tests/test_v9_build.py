@@ -2,7 +2,8 @@
 
 Each sharing is built at a shape with ragged M and N and a partial last K-tile. A shared build loads by multicast and
 synchronises the cluster twice (after the barriers' setup, before exit); its remote arrives are released at CTA
-scope, so the only MEMBAR.ALL.GPU are those two cluster barriers', none in the K loop. Without a cluster the build
+scope, so its memory fences are those two cluster barriers' and the epilogue's proxy fences (as V8's), none in the
+K loop. Without a cluster the build
 has neither. On a GPU, the every-shape suite (tests/test_kernels_gpu.py) runs V9's own rule at every shape.
 """
 
@@ -36,6 +37,13 @@ def test_a_shared_operand_is_multicast_and_fenced_only_at_the_two_cluster_barrie
     ops = opcodes(name)
     assert any(op.startswith("UTMALDG") and "MULTICAST" in op for op in ops)
     assert ops.count("UCGABAR_ARV") == 2
+    # Every memory fence sits at a cluster barrier (MEMBAR.ALL.CTA, MEMBAR.ALL.GPU, then the arrive) or is the
+    # epilogue's proxy fence (MEMBAR.ALL.CTA, FENCE.VIEW.ASYNC.S), as in V8: none in the K loop.
+    for i, op in enumerate(ops):
+        if op == "MEMBAR.ALL.GPU":
+            assert "UCGABAR_ARV" in ops[i + 1 : i + 4], ops[i - 2 : i + 5]  # after ERRBAR, CGAERRBAR
+        elif op == "MEMBAR.ALL.CTA":
+            assert ops[i + 1] in ("MEMBAR.ALL.GPU", "FENCE.VIEW.ASYNC.S"), ops[i - 2 : i + 3]
     assert ops.count("MEMBAR.ALL.GPU") == 2
     assert buildcheck.early_accumulator_reads(kernel_builds.built_experiment(name).sass) == []
 

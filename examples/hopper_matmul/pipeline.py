@@ -96,9 +96,11 @@ class ClusterPipeline(Pipeline):
     def consumer_release(self):
         """Release the oldest held slot in every block of the cluster: one elected arrival per group and block.
 
-        Released at CTA scope, as CUTLASS's cluster barrier arrives: at cluster scope (Tilus's default for a remote
-        arrive) ptxas puts a MEMBAR.ALL.GPU before each arrive, in every K-tile. No fence is needed: the WGMMAs that
-        read the slot have retired (wgmma.wait_group) before the release.
+        Released at CTA scope (the PTX default, as CUTLASS's cluster barrier arrives): at cluster scope, Tilus's
+        default for a remote arrive, ptxas puts MEMBAR.ALL.CTA and MEMBAR.ALL.GPU before each arrive, in every K-tile.
+        A CTA-scope release orders nothing of this block for the peer, and nothing needs to be: what comes before
+        the arrive is the WGMMAs' reads of the slot, which wgmma.wait_group has already retired, and this block
+        publishes no data to the peer through the barrier (the peer's next writes to the slot are its own TMA's).
         """
         with self.single_thread():
             # Tilus 0.2.0 has no remote plain arrive; an arrive that expects 0 more bytes is one.

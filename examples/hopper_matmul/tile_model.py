@@ -34,34 +34,39 @@ them, and the kernel's time is that block's. Three things decide which tile the 
    N is charged: the checks varied N, and an edge in M is untested.
 
 4. **Operand rows off the 32-byte sectors.** A row of A or B is ``2 K`` bytes long; when K is not a multiple of 16
-   every other row starts 16 bytes into an L2 sector (for a base on 32 bytes, as PyTorch allocates). The GPU check of
-   every tile at 3072 x 7168 with K = 5000, 5016 (rows off the sectors) and 5056 (all rows on them; logs
-   plots/results/logs/v8-check-ragged-k-2026-12-02.*, one process, recorded before this term existed, so its "model
-   picks" column is the old model's) found every tile 15 to 65% slower per FLOP off the sectors; K = 5024 (rows on
-   sectors, a partial last K-tile) cost 2 to 11%. ncu (128 x 192 at K = 5000 against 5056, logs ncu-v8-128x192-*)
-   showed what changes: the TMA loads made 3.2 times as many L2 read requests for the same data, 42% more sectors,
-   and L2 ran at 91% of its peak throughput instead of 71%. Off the sectors every tile moved its operands at 5.3 to
-   6.4 TB/s, so the model estimates such a kernel as bound by L2, a resource all SMs share: its time is all the
-   operand bytes its tiles load (rows past M and N are not loaded: TMA fills them with zeros) over one fitted rate,
-   however the tiles fall into waves, and the model takes the larger of that and the estimate above. In the
-   model's units the L2 estimate is ``bytes * MISALIGNED_FLOP_PER_BYTE / (2 * 128 * 256 * K * P)``: the FLOPs a
-   128 x 256 tile does per operand byte L2 delivers, fitted (least squares) to the ten (tile, K) timings of that
-   check, each in units of that check's 128 x 256 time at K = 5056. It is a fit, not a bound: half the timings lie
-   below it. So at such K the model prefers the tile that loads the fewest bytes, usually 192 x 192.
+   (so an odd multiple of 8: TMA needs K % 8 = 0) every other row starts 16 bytes into an L2 sector (for a base on 32
+   bytes, as PyTorch allocates). The GPU check of every tile at 3072 x 7168 with K = 5000, 5016 (rows off the
+   sectors) and 5056 (all rows on them; logs plots/results/logs/v8-check-ragged-k-2026-12-02.*, one process, recorded
+   before this term existed, so its "model picks" column is the old model's) found every tile 15 to 65% slower per
+   FLOP off the sectors; K = 5024 (rows on sectors, a partial last K-tile) cost 2 to 11%. ncu (128 x 192 at K = 5000
+   against 5056, logs ncu-v8-128x192-*) showed what changes: the TMA loads made 3.2 times as many L2 read requests
+   for the same data, 42% more sectors, and L2 ran at 91% of its peak throughput instead of 71%. Off the sectors
+   every tile moved its operands at 5.3 to 6.4 TB/s, so the model estimates such a kernel as bound by L2, a resource
+   all SMs share: its time is all the operand bytes its tiles load (rows past M and N are not loaded: TMA fills them
+   with zeros) over one fitted rate, however the tiles fall into waves, and the model takes the larger of that and
+   the estimate above. In the model's units the L2 estimate is
+   ``bytes * MISALIGNED_FLOP_PER_BYTE / (2 * 128 * 256 * K * P)``: the FLOPs a 128 x 256 tile does per operand byte
+   L2 delivers, fitted (least squares) to the ten (tile, K) timings of that check, each in units of that check's 128
+   x 256 time at K = 5056. It is a fit, not a bound: half the timings lie below it. So at such K the model prefers
+   the tile that loads the fewest bytes, usually 192 x 192.
 
 5. **Clusters that share an operand (V9).** Two blocks of a cluster computing neighbouring tiles (a pair along M
    shares B, a pair along N shares A) load the shared tile once, each half of it, by TMA multicast. A pair is one
    unit of work for the waves: ``rounds = ceil(pairs / (P / 2))``, a pair whose second tile lies past M or N counted
    whole. The L2 bytes per FLOP drop (sharing B: ``1/bn + 1/(2 bm)`` instead of ``1/bm + 1/bn``), and so do the bytes
    the L2 bound of (4.) counts; the model takes the saved bytes off the cost per FLOP at OPERAND_BYTE_COST and adds
-   CLUSTER_COST, what the cluster's handshake (remote arrives, each block waiting for its peer's half) costs per
-   FLOP. CLUSTER_COST is the least-squares fit (of log time, each shape's scale free) to the development check of
-   every (tile, sharing) at the field set's fitted half (src/matmul_data/field.py; log
-   plots/results/logs/v9-check-fitted-2026-12-04.json, one process, 6 rounds, no warm-up): 0.10, with an rms error of
-   3.4%. The odd-N head is left out of the fit: its register epilogue, which the model does not know, orders the
-   tiles differently there (256 x 128 ran 1.8 times as fast as 192 x 192). With that cost, clusters are on only where
-   the L2 bound binds (K % 16 != 0): there a pair's saved bytes are time saved; elsewhere the bytes saved are worth
-   about what the handshake costs, and the checks agree (every sharing within 3% of the same tile without one).
+   CLUSTER_COST per FLOP for running in a cluster. That constant is a catch-all, not a measured cost: our reading is
+   the pair's handshake (remote arrives, each block waiting for its peer's half), not profiled. It is the
+   least-squares fit (of log time, each shape's scale free) to the development check of every (tile, sharing) at the
+   field set's fitted half (src/matmul_data/field.py; log plots/results/logs/v9-check-fitted-2026-12-04.json, one
+   process, 6 rounds, no warm-up): 0.10, rms error 3.4% (3.4% too at 0.08 and 0.12; 4.3% with no such cost). Seven
+   of the half's nine shapes were timed: the padded BERT head was not, and the odd-N head is left out of the fit, as
+   its register epilogue, which the model does not know, orders the tiles differently (256 x 128 ran 1.8 times as
+   fast as 192 x 192 there). With that cost, clusters are on only where the L2 bound binds (K % 16 != 0). Elsewhere
+   the best pair ran within 4% of the best tile alone, with one gain the fitted model passes up: at Mixtral's w1
+   (2731 x 14336 x 4096) 128 x 192 sharing B ran 1.04 times the best tile alone. The three-run steps record of the
+   V9 draft (128 x 256 sharing B over V8: 1.02, 1.01 and 1.00 at 8192^3, 4096^3 and 16384 x 8192 x 1024, each
+   interval across the parity band) is the replicated evidence for parity where rows are on the sectors.
 
 The predicted time of a candidate, in units of one full-efficiency 128 x 256 tile, is
 

@@ -24,7 +24,7 @@ from types import ModuleType
 from typing import Any
 
 from matmul_data import budget, loader, paths, results, stats, versions
-from matmul_site import field_pages, headline, numfmt
+from matmul_site import field_pages, headline, numfmt, whole
 from matmul_site.captions import Table, caption, dates, independent, runs_text, unmeasured
 from matmul_site.numfmt import (
     NOT_MEASURED,
@@ -299,6 +299,7 @@ def values(data: Data, record: dict[str, Any] | None) -> dict[str, str]:
     out[f"{field_pages.CHECK_NAME}.caption"] = field_pages.check_caption(log)
     out.update(field_pages.sentences(data))
     out.update(headline.headline_values(data, out))
+    out.update(whole.whole_values(pages(), out))  # files() writes them again for its own pages
     return out
 
 
@@ -785,8 +786,9 @@ def run_slug(run: dict[str, Any]) -> str:
 
 def files(data: Data, record: dict[str, Any] | None, docs: Path = paths.DOCS_DIR) -> dict[str, str]:
     """Every generated file's name and text, for the pages in ``docs``."""
-    named = values(data, record)
     texts = pages(docs)
+    named = values(data, record)
+    named.update(whole.whole_values(texts, named))
     used = used_names(docs, texts)
     unknown = [f"{name} ({page})" for name, page in used.items() if name not in named]
     if data is not None and unknown:
