@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import math
+import os
+import subprocess
+import sys
 
 import pytest
 import torch
 
+from conftest import ROOT
 from matmul_bench.kernels import load
 
 common = load("common")
@@ -139,3 +143,13 @@ def test_bad_input_never_reaches_the_kernel_and_leaves_c_untouched() -> None:
         common.matmul(lambda *args: calls.append(args), a, a, out=c)
     assert calls == []
     assert torch.isnan(c).all()
+
+
+@pytest.mark.slow
+def test_a_kernel_file_run_without_a_gpu_says_so_in_one_line() -> None:
+    kernel = ROOT / "examples" / "hopper_matmul" / "matmul_v1.py"
+    env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "TQDM_DISABLE": "1"}
+    done = subprocess.run([sys.executable, str(kernel)], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1 and done.stdout == "", (done.stdout, done.stderr)
+    no_gpu = "no CUDA GPU is visible: these kernels need an NVIDIA Hopper GPU (H100/H200, sm_90a)"
+    assert done.stderr.strip().splitlines() == [f"MatmulV1: {no_gpu}"], done.stderr

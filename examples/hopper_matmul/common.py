@@ -203,8 +203,11 @@ def run_main(kernel: Callable[..., Any], title: str, shapes: Sequence[tuple[int,
 
     ``title`` is the kernel file's TITLE, the same string its chapter and the charts show.
     """
-    require_hopper()
     name = getattr(kernel, "script_cls", type(kernel)).__name__  # a PerProblem rule: the script it pins
+    try:
+        require_hopper()
+    except ValueError as exc:  # the message is the whole story: one line, no traceback
+        raise SystemExit(f"{name}: {exc}") from None
     print(f"{name}, {title}, on {torch.cuda.get_device_name()}")
     for m, n, k in shapes:
         result = check(kernel, m, n, k)

@@ -28,6 +28,14 @@ def record(argv: list[str], name: str = "record") -> int:
     except planning.UsageError as exc:
         print(f"{parser.prog}: error: {exc}", file=sys.stderr)
         return 2
+    if not args.dry_run:  # no GPU is one line, before any plan
+        from matmul_bench import machine
+
+        try:
+            machine.require_hopper()
+        except machine.NoHopperGPU as exc:
+            print(f"{parser.prog}: {exc}", file=sys.stderr)
+            return 1
     out = str(plan.out or (f"{planning.QUICK_DIR}/<gpu>.json" if plan.quick else "plots/results/<gpu>.json"))
     print(planning.describe(plan, out), flush=True)
     if args.dry_run:

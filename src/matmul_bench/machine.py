@@ -81,16 +81,28 @@ class NoHopperGPU(RuntimeError):
     """No Hopper GPU here: the message says all there is to say (no traceback)."""
 
 
+def require_hopper() -> None:
+    """Raise NoHopperGPU unless torch sees a Hopper GPU as CUDA device 0 (no torch counts as no GPU)."""
+    try:
+        import torch
+    except ImportError as exc:
+        raise NoHopperGPU('torch is not installed: the benchmark needs torch with CUDA (pip install -e ".[kernels]") '
+                          "and an NVIDIA Hopper GPU") from exc  # fmt: skip
+    if not torch.cuda.is_available():
+        raise NoHopperGPU("no CUDA GPU is visible: the benchmark needs an NVIDIA Hopper GPU (H100/H200, sm_90)")
+    major, minor = torch.cuda.get_device_capability(0)
+    if (major, minor) != (9, 0):
+        name = torch.cuda.get_device_name(0)
+        raise NoHopperGPU(f"{name} is sm_{major}{minor}; the kernels use WGMMA and TMA and need sm_90 (Hopper)")
+
+
 def device() -> dict[str, Any]:
     """CUDA device 0 as torch sees it, plus what NVML adds (driver, clock and power limits)."""
     import torch
 
-    if not torch.cuda.is_available():
-        raise NoHopperGPU("no CUDA GPU is visible: the benchmark needs an NVIDIA Hopper GPU (H100/H200, sm_90)")
+    require_hopper()
     props = torch.cuda.get_device_properties(0)
     major, minor = torch.cuda.get_device_capability(0)
-    if (major, minor) != (9, 0):
-        raise NoHopperGPU(f"{props.name} is sm_{major}{minor}; the kernels use WGMMA and TMA and need sm_90 (Hopper)")
     uuid = str(getattr(props, "uuid", "") or "")
     found = {"name": props.name, "sm_count": props.multi_processor_count, "compute_capability": f"{major}.{minor}",
              "memory_gb": round(props.total_memory / 2**30, 1), "uuid": uuid}  # fmt: skip
