@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from matmul_data import budget
@@ -77,3 +79,28 @@ def test_the_recorded_ladder_measured_each_kernel_file_s_tuned_configuration() -
     tuned = {v.name: v.tuned for v in versions.all_versions()}
     differ = {name: (row["config"], tuned[name]) for name, row in rows.items() if name in tuned}
     assert {n: pair for n, pair in differ.items() if pair[0] != pair[1]} == {}
+
+
+def test_the_intensity_s_yardstick_is_the_fastest_profiled_l2_rate_crossbar_bytes_over_time(tmp_path: Path) -> None:
+    preamble = "==PROF== Connected\nprobe 3072 7168 5056 {}\n"
+    columns = f'"ID","Kernel Name","{budget.DURATION_NS}","{budget.L2_BYTES}","{budget.L2_PEAK_PCT}"\n'
+    units = '"","","ns","byte","%"\n'
+    for k, ns, pct in ((5000, "2,000,000", "90.0"), (5056, "1,000,000", "70.0")):
+        text = f'{preamble}{columns}{units}"0","kernel","{ns}","5,000,000,000","{pct}"\n'
+        (tmp_path / f"ncu-v8-128x192-3072x7168x{k}-2026-12-02.csv").write_text(text, encoding="utf-8")
+    rate = budget.l2_rate(tmp_path)
+    assert rate is not None
+    assert rate.bytes_per_second == pytest.approx(5e12)  # 5 GB in 1 ms, the faster of the two
+    assert (rate.shape, rate.peak_pct) == ((3072, 7168, 5056), 70.0)
+    assert budget.l2_rate(tmp_path / "none") is None
+
+
+def test_the_committed_ncu_profiles_give_the_yardstick_and_its_bytes_are_the_tiles_operand_bytes() -> None:
+    rate = budget.l2_rate()
+    assert rate is not None, "no ncu-v8-*.csv in plots/results/logs"
+    m, n, k = rate.shape
+    tiles = -(-m // 128) * -(-n // 192)  # the profiled V8 ran 128 x 192 tiles
+    operand_bytes = tiles * (128 + 192) * k * 2
+    assert rate.log.startswith("ncu-v8-128x192-")
+    assert rate.bytes == operand_bytes  # the crossbar carried exactly the operand bytes the tiles load, nothing else
+    assert 5e12 < rate.bytes_per_second < 20e12

@@ -359,11 +359,17 @@ def test_the_development_check_table_reads_the_log_with_todays_rule_and_never_th
         ratio = sorted(c / o for c, o in zip(ms["cuBLAS"], ms[pick], strict=True))
         median = (ratio[len(ratio) // 2 - 1] + ratio[len(ratio) // 2]) / 2 if len(ratio) % 2 == 0 else \
             ratio[len(ratio) // 2]  # fmt: skip
-        assert row[4].endswith(f": {median:.2f}"), (row, pick)
+        assert row[5].endswith(f": {median:.2f}"), (row, pick)
         assert row[0].startswith(field.by_shape()[shape].name)
     named = dict(field_pages.check_values(log))
     assert named["v9-check.rounds"] == numfmt.number_word(len(log["timings"][0]["ms"]["cuBLAS"]))
     assert float(named["v9-check.pair_low"]) <= float(named["v9-check.pair_high"])
+    # The paired column is what the prose quotes: its lowest and highest over the aligned shapes are pair_low, _high.
+    assert table[0][4] == "Pair ÷ alone"
+    aligned = [float(row[4]) for row, t in zip(table[1:], log["timings"], strict=True)
+               if t["shape"][2] % 16 == 0 and t["shape"][1] % 8 == 0]  # fmt: skip
+    assert f"{min(aligned):.2f}" == named["v9-check.pair_low"]
+    assert f"{max(aligned):.2f}" == named["v9-check.pair_high"]
     assert "not the replicated record" in field_pages.check_caption(log)
     assert field_pages.check_table(None)[1][0] == f"The development check is {NOT_MEASURED}."
 
@@ -408,3 +414,16 @@ def test_a_whole_sentence_reads_with_its_values_or_says_it_is_not_measured() -> 
     assert dict(whole.whole_values(page, both)) == {"v8.whole-sweep": "Over the sweep V7 is level; V8 is ahead."}
     for named in ({"v7.sweep": "level"}, {**both, "latest.sweep": render.NOT_MEASURED}):
         assert dict(whole.whole_values(page, named)) == {"v8.whole-sweep": "The sweep is not measured yet."}
+
+
+def test_each_budget_box_s_intensity_has_the_l2_yardstick_its_cap_the_rate_times_the_intensity(
+    data: dict[str, Any], record: dict[str, Any]
+) -> None:
+    rate = budget.l2_rate()
+    assert rate is not None
+    for version in record["versions"]:
+        rows = dict(render.budget_table(version, record, data))
+        intensity = float(rows["Intensity"].split(": ")[1].split()[0])
+        assert rows["Intensity"].endswith(f" at L2's {rate.bytes_per_second / 1e12:.1f} TB per second"), version
+        cap = float(rows["Intensity"].split(", ")[-1].split()[0])
+        assert abs(cap - rate.bytes_per_second * intensity / 1e12) <= 0.01 * cap, (version, cap)

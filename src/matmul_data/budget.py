@@ -2,8 +2,9 @@
 
 Inputs: the sm_90a build record (threads, registers per thread, shared memory per block, from
 ``python -m matmul_bench buildcheck --record``) and the tile configuration the ladder measured. Outputs: how many
-blocks fit on an SM and what limits them, the FLOP per byte each tile load buys, how the tiles of the ladder's problem
-fall into waves, and the speed of light at the clock the GPU really ran.
+blocks fit on an SM and what limits them, the FLOP per byte each tile load buys (its yardstick: the fastest rate L2
+was measured sending the SMs, from the ncu logs in ``plots/results/logs``), how the tiles of the ladder's problem fall
+into waves, and the speed of light at the clock the GPU really ran.
 
 Hopper limits per SM (CUDA C Programming Guide, compute capability 9.0): 65,536 32-bit registers, 228 KB of shared
 memory of which a block may use 227 KB, 1 KB of it reserved per resident block, 2,048 threads, 32 blocks; registers are
@@ -12,6 +13,7 @@ allocated per warp in units of 256.
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import json
 import math
@@ -28,6 +30,13 @@ SHARED_RESERVED_PER_BLOCK = 1024
 THREADS_PER_SM = 2048
 BLOCKS_PER_SM = 32
 BUILD_RECORD = paths.RESULTS_DIR / "builds" / "sm_90a.json"
+# The intensity's yardstick: Nsight Compute profiles of V8 (128 x 192, 3072 x 7168 at three K, one launch each) that
+# counted the bytes L2 sent the SMs over the crossbar (TMA's operand loads: for these kernels they equal the operand
+# bytes the tiles load) and the kernel's time.
+L2_PROFILES = "ncu-v8-*.csv"
+L2_BYTES = "l1tex__m_xbar2l1tex_read_bytes.sum"
+L2_PEAK_PCT = "lts__throughput.avg.pct_of_peak_sustained_elapsed"
+DURATION_NS = "gpu__time_duration.sum"
 
 
 # The SASS families the build record counts (python -m matmul_bench buildcheck --record): family -> (the PTX it
@@ -78,6 +87,36 @@ class Budget:
     resident_blocks: int  # blocks that run at once over the whole GPU
     waves: float
     last_wave_fraction: float  # share of the resident slots the last wave fills (1.0: a full wave)
+
+
+@dataclass(frozen=True)
+class L2Rate:
+    """The most bytes per second that L2 was measured sending the SMs: a rate reached, not L2's peak."""
+
+    bytes_per_second: float
+    bytes: float  # what the crossbar carried from L2 to the SMs in that launch
+    peak_pct: float  # ncu's L2 throughput in that launch, percent of its peak
+    shape: tuple[int, int, int]  # from the log's name, ncu-v8-<tile>-<M>x<N>x<K>-<date>.csv
+    log: str
+
+
+def l2_rate(logs: Path = paths.RESULTS_DIR / "logs") -> L2Rate | None:
+    """The fastest of the profiled launches (L2_PROFILES): crossbar bytes over the kernel's time; None without one."""
+    rates = []
+    for log in sorted(logs.glob(L2_PROFILES)):
+        lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
+        start = next((i for i, line in enumerate(lines) if line.startswith('"ID"')), None)
+        if start is None:
+            continue
+        header, _units, *rows = csv.reader(lines[start:])
+        for row in rows:
+            cell = {name: value.replace(",", "") for name, value in zip(header, row, strict=False)}
+            if not all(cell.get(name) for name in (L2_BYTES, DURATION_NS, L2_PEAK_PCT)):
+                continue
+            shape = tuple(int(n) for n in log.stem.split("-")[3].split("x"))
+            rate = float(cell[L2_BYTES]) / (float(cell[DURATION_NS]) * 1e-9)
+            rates.append(L2Rate(rate, float(cell[L2_BYTES]), float(cell[L2_PEAK_PCT]), shape, log.name))  # type: ignore[arg-type]
+    return max(rates, key=lambda r: r.bytes_per_second, default=None)
 
 
 def load_builds(path: Path = BUILD_RECORD) -> dict[str, Any]:

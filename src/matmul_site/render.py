@@ -690,6 +690,17 @@ def baseline_kernels_table(data: Data) -> Table:
     return rows
 
 
+def l2_cap_text(flop_per_byte: float) -> str:
+    """The intensity's yardstick: the FLOP rate at which the fastest rate L2 was measured sending the SMs
+    (budget.l2_rate, from V8's ncu logs) feeds it. From a log, not the results file, so its units are spelled out:
+    test_docs checks that every TB/s and TFLOPS on a page is a value of the results file."""
+    rate = budget.l2_rate()
+    if rate is None:
+        return f"L2's rate {NOT_MEASURED}"
+    tflop = rate.bytes_per_second * flop_per_byte / 1e12
+    return f"{tflop:.0f} TFLOP per second at L2's {rate.bytes_per_second / 1e12:.1f} TB per second"
+
+
 def budget_table(version: str, record: dict[str, Any] | None, data: Data) -> Table:
     """One version's budget: the block, blocks per SM, intensity, waves and the speed of light at its clock."""
     if record is None or version not in record.get("versions", {}):
@@ -706,9 +717,9 @@ def budget_table(version: str, record: dict[str, Any] | None, data: Data) -> Tab
     rows = [
         ["Block", f"{build.threads} threads ({build.threads // 32} warps), {build.registers} registers per thread "
                   f"(ptxas, sm_90a), {build.shared_bytes / 1024:.1f} KB of shared memory"],
-        ["Blocks per SM", f"{b.blocks_per_sm}, limited by {b.limited_by} (alone, each would allow: {allows})"],
-        ["Intensity", f"each {bm}{TIMES}{bn}{TIMES}{bk} K-step loads {(bm + bn) * bk * 2 / 1024:.0f} KB by TMA for "
-                      f"{2 * bm * bn * bk / 1e6:.1f} MFLOP: {b.flop_per_byte:.0f} FLOP per byte"],
+        ["Blocks per SM", f"{b.blocks_per_sm}, limited by {b.limited_by} (alone: {allows})"],
+        ["Intensity", f"{(bm + bn) * bk * 2 / 1024:.0f} KB per {bm}{TIMES}{bn}{TIMES}{bk} K-step: "
+                      f"{b.flop_per_byte:.0f} FLOP per byte, {l2_cap_text(b.flop_per_byte)}"],
         ["Waves", f"{b.tiles} tiles of {bm}{TIMES}{bn} at {numfmt.shape_text(shape)}; {grid}: {b.waves:.2f} waves, "
                   f"the last filling {round(b.last_wave_fraction * b.resident_blocks)} of the {b.resident_blocks} "
                   "slots"],
