@@ -24,7 +24,7 @@ import pytest
 import early
 from fake_results import fake_file
 from matmul_bench import rerun
-from matmul_data import paths, results, stats, versions
+from matmul_data import budget, paths, results, stats, versions
 from matmul_site import render
 from matmul_site.numfmt import NOT_MEASURED
 from matmul_site.sphinx import kernel_source
@@ -392,7 +392,7 @@ def _walk(node: Any) -> list[float]:
 
 def numbers_held(data: dict[str, Any]) -> list[float]:
     """Every number the file holds or the pages derive from it (peaks at each row's clock, shares of them and of
-    the datasheet, ladder steps per clock cycle), ratios and shares also as percentages."""
+    the datasheet, ladder steps per clock cycle), ratios and shares also as percentages; and the L2 yardstick."""
     found = _walk(data)
     peak = data["gpu"]["published_dense_fp16_tflops"]
     ladder = (data.get("ladder") or {}).get("rows", {})
@@ -408,6 +408,16 @@ def numbers_held(data: dict[str, Any]) -> list[float]:
                 at_clock = results.peak_tflops_at(data, round(row["sm_clock_mhz"]))
                 found += [at_clock, row["tflops"] / at_clock]
     found += [100 * v for v in list(found) if abs(v) <= 10]
+    # The budget boxes' yardstick: the L2 rate from V8's Nsight Compute log, and the TFLOPS it feeds at each version's
+    # intensity (build record and tile).
+    l2 = budget.l2_rate()
+    if l2 is not None:
+        found.append(l2.bytes_per_second / 1e12)
+        record = budget.load_builds()
+        for name in versions.names():
+            _, config = budget.build_of(record, name)
+            bm, bn = config["block_m"], config["block_n"]
+            found.append(l2.bytes_per_second * (bm * bn / (bm + bn)) / 1e12)
     return [v for v in found if math.isfinite(v)]
 
 

@@ -692,13 +692,12 @@ def baseline_kernels_table(data: Data) -> Table:
 
 def l2_cap_text(flop_per_byte: float) -> str:
     """The intensity's yardstick: the FLOP rate at which the fastest rate L2 was measured sending the SMs
-    (budget.l2_rate, from V8's ncu logs) feeds it. From a log, not the results file, so its units are spelled out:
-    test_docs checks that every TB/s and TFLOPS on a page is a value of the results file."""
+    (budget.l2_rate, from V8's ncu logs) feeds it."""
     rate = budget.l2_rate()
     if rate is None:
         return f"L2's rate {NOT_MEASURED}"
     tflop = rate.bytes_per_second * flop_per_byte / 1e12
-    return f"{tflop:.0f} TFLOP per second at L2's {rate.bytes_per_second / 1e12:.1f} TB per second"
+    return f"{tflop:.0f} TFLOPS at L2's {rate.bytes_per_second / 1e12:.1f} TB/s"
 
 
 def budget_table(version: str, record: dict[str, Any] | None, data: Data) -> Table:
