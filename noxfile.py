@@ -66,12 +66,17 @@ def install_cpu_torch(session: nox.Session) -> None:
     try:
         urllib.request.urlopen(f"{TORCH_CPU_INDEX}/torch/", timeout=5).close()
     except OSError as exc:
-        # The sizes are the README's alone (its table and the paragraph after it): one place to keep them right.
-        session.log(
-            f"{TORCH_CPU_INDEX} unreachable ({exc.__class__.__name__}): {torch_pin()} comes from the package index "
-            "as its CUDA build, gigabytes more to download and store than the CPU build (README, the table of sizes)"
-        )
         install_packages(session, torch_pin(), silent=False)
+        # Which build the package index gave: PyPI's is the CUDA build, a local mirror may hold the CPU one. The sizes
+        # are the README's alone (its table and the paragraph after it): one place to keep them right.
+        version = (session.run("python", "-c", "import torch; print(torch.__version__)", silent=True) or "").strip()
+        build = (
+            "its CPU build"
+            if "+cpu" in version
+            else "its CUDA build, gigabytes more to download and store than the CPU build (README, the table of sizes)"
+        )
+        session.log(f"{TORCH_CPU_INDEX} unreachable ({exc.__class__.__name__}): {torch_pin()} came from the package "
+                    f"index instead, {build}")  # fmt: skip
         return
     install_packages(session, "--index-url", TORCH_CPU_INDEX, torch_pin(), silent=False)
 

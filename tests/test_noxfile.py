@@ -164,6 +164,12 @@ def test_without_pytorchs_index_torch_comes_at_the_pinned_version_and_the_messag
     pin = noxfile["torch_pin"]()
     assert session.installs == [(pin,)]
     assert len(session.logs) == 1 and pin in session.logs[0], session.logs
+    assert "CUDA build" in session.logs[0]  # the recorder's torch reports no version: not known to be the CPU build
+    # A mirror that serves the CPU wheel is named as such, not as gigabytes of CUDA.
+    cpu = Recorder()
+    cpu.run = lambda *args, **kwargs: "2.13.0+cpu\n"  # type: ignore[method-assign]
+    noxfile["install_cpu_torch"](cpu)
+    assert len(cpu.logs) == 1 and "its CPU build" in cpu.logs[0] and "gigabytes" not in cpu.logs[0], cpu.logs
 
 
 def test_under_uv_installs_pass_no_pip_only_flag_and_uv_finds_the_wheels_pip_is_pointed_at(
