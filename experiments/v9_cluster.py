@@ -28,14 +28,8 @@ from tilus.utils import cdiv
 
 import common
 import tile_model
-from matmul_bench.kernels import load
-from pipeline import Pipeline
+from pipeline import ClusterPipeline, Pipeline
 from raster import TileRaster
-
-# The V6 cluster attempt's ring (empty barriers counting every block's consumer groups), its remote arrives released
-# at CTA scope: at cluster scope (Tilus's default) ptxas fences each one; the WGMMAs that read the stage have retired.
-ClusterPipeline = load("v6_cluster").ClusterPipeline
-
 
 TITLE = "clusters of two with TMA multicast (draft)"
 TUNED = {"block_m": 128, "block_n": 256, "consumers": 2, "num_stages": 3, "block_k": 64, "swizzle_size": 8}
@@ -101,7 +95,7 @@ class MatmulV9Cluster(tilus.Script):
         # B in two halves of block_n / 2 rows: half r is loaded by the block of rank r and multicast to both.
         sb = self.shared_tensor(dtype=float16, shape=[self.num_stages, self.cluster_size, bn // self.cluster_size, bk])
         sc = self.shared_tensor(dtype=float16, shape=[self.consumers, bn // self.halves // CHUNK, gm, CHUNK])
-        pipe = ClusterPipeline(self.num_stages, self.consumers, arrive_scope="cta", cluster_size=self.cluster_size)
+        pipe = ClusterPipeline(self.num_stages, self.consumers, self.cluster_size)
         # Both blocks' barriers are initialised before either block arrives on or multicasts into the other.
         self.cluster.sync()
 

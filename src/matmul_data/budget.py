@@ -14,6 +14,7 @@ allocated per warp in units of 256.
 from __future__ import annotations
 
 import csv
+import functools
 import hashlib
 import json
 import math
@@ -100,6 +101,7 @@ class L2Rate:
     log: str
 
 
+@functools.cache  # every budget box asks; the logs are read once
 def l2_rate(logs: Path = paths.RESULTS_DIR / "logs") -> L2Rate | None:
     """The fastest of the profiled launches (L2_PROFILES): crossbar bytes over the kernel's time; None without one."""
     rates = []
