@@ -8,11 +8,11 @@
 # - The full/empty barriers, stage index and phase bits move into a reusable
 #   Pipeline (pipeline.py, a tilus.Class). An empty barrier now expects one
 #   elected arrival per consumer warp group instead of one per thread.
-# - A 1-D grid whose block ids map to tiles in raster groups of swizzle_size tile
-#   rows (raster.py; a tile order, unrelated to the shared-memory swizzle):
-#   blocks that run at the same time share A and B panels, which then come from
-#   L2 instead of HBM. swizzle_size=1 is row-major, the opposite walk of V0-V3,
-#   and it is what TUNED keeps: the Try it times groups of 8 and 16; V6 takes 16.
+# - A 1-D grid whose block ids a TileRaster maps to tiles (raster.py). Its knob,
+#   swizzle_size, is the tile order (unrelated to the shared-memory swizzle):
+#   1, what TUNED keeps, walks row by row, the transpose of V0-V3's walk; raster
+#   groups of swizzle_size tile rows let the blocks that run at the same time
+#   share A and B panels in L2. The Try it times groups of 8 and 16; V6 takes 16.
 # - 3 stages: a 128x256x64 stage is 48 KB of shared memory.
 
 import tilus
@@ -24,7 +24,7 @@ from pipeline import Pipeline
 from raster import TileRaster
 
 # The chapter's title: its page, the charts, the results file and main() all read this one string.
-TITLE = "two consumers, a pipeline class, and raster order"
+TITLE = "two consumers and a pipeline class"
 
 CONSUMERS = 2  # consumer warp groups: threads [0, 256)
 PRODUCER = CONSUMERS * 128  # first thread of the producer warp: threads [256, 288)

@@ -24,7 +24,7 @@ from types import ModuleType
 from typing import Any
 
 from matmul_data import budget, loader, paths, results, stats, versions
-from matmul_site import field_pages, headline, numfmt, whole
+from matmul_site import field_pages, headline, numfmt, panels, whole
 from matmul_site.captions import Table, caption, dates, independent, runs_text, unmeasured
 from matmul_site.numfmt import (
     NOT_MEASURED,
@@ -274,6 +274,9 @@ def values(data: Data, record: dict[str, Any] | None) -> dict[str, str]:
     out = {"versions.count": number_word(len(names)),
            "versions.span": f"{versions.label(names[0])} to {versions.label(names[-1])}"}  # fmt: skip
     out.update(size_values(data))
+    shape = tuple(data["problem"][k] for k in ("m", "n", "k")) if data else tuple(record["shape"]) if record else None
+    if shape is not None:
+        out.update(panels.panel_values(record, shape, data["gpu"]["sm_count"] if data else 132))  # type: ignore[arg-type]
     if record is not None:
         out.update(build_values(record))
     if data is not None:
