@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from matmul_bench import aggregate, cli, jobs, kernels, machine, ncu, plan, replicate, runner, worker
-from matmul_data import field, results, versions
+from matmul_bench import aggregate, cli, jobs, kernels, machine, ncu, plan, runner, worker
+from matmul_data import field, replicate, results, versions
 
 
 def make(*argv: str) -> plan.Plan:

@@ -15,7 +15,7 @@ import pytest
 import fake_results
 from matmul_bench import kernels
 from matmul_bench import tryit as runner
-from matmul_data import budget, paths, results, versions
+from matmul_data import hopper, paths, results, versions
 
 EXPERIMENTS = paths.ROOT / "experiments"
 KERNELS = paths.ROOT / "examples" / "hopper_matmul"
@@ -86,7 +86,7 @@ def test_timed_configs_fit_the_shared_memory_of_one_block(variant: str) -> None:
     file, _, config, _ = SPEC.VARIANTS[variant]
     version = file.removeprefix("matmul_").removesuffix(".py")
     # 227 KB per block on Hopper, less a few hundred bytes of mbarriers and Tilus's own scratch.
-    assert _shared_bytes(version, config) <= budget.SHARED_BYTES_PER_SM - budget.SHARED_RESERVED_PER_BLOCK - 1024
+    assert _shared_bytes(version, config) <= hopper.SHARED_BYTES_PER_SM - hopper.SHARED_RESERVED_PER_BLOCK - 1024
     assert config["block_m"] % 64 == 0 and config["block_n"] % 64 == 0 and config["block_k"] == 64
 
 

@@ -11,18 +11,11 @@ from matmul_bench.plan import RunSpec
 from matmul_data import results, stats
 
 CUBLAS = results.CUBLAS
-METHOD_VERSION = 4  # a warm-up of seconds per impl and round; runs merge only with runs of the same method
 
 
 def pooled(per_process: Sequence[dict[str, Any]], key: str, impl: str) -> list[float]:
     """Every process's values of one impl, in one list (none where a process has no such key: older samples)."""
     return [x for p in per_process for x in (p.get(key) or {}).get(impl, [])]
-
-
-def median_of(values: Sequence[float | None]) -> float | None:
-    """The median of the values present; None when none is."""
-    present = [v for v in values if v is not None]
-    return float(statistics.median(present)) if present else None
 
 
 def paired(per_process: Sequence[dict[str, Any]], over: str, impl: str) -> list[list[float]]:
@@ -34,7 +27,7 @@ def make_row(spec: RunSpec, impl: str, per_process: Sequence[dict[str, Any]],
              counters: dict[str, Any] | None) -> dict[str, Any]:  # fmt: skip
     """One row: latency from every (process, round) sample, ratios paired within each round."""
     latency = float(statistics.median(pooled(per_process, "samples", impl)))
-    clocks, power, busy = (median_of(pooled(per_process, key, impl)) for key in ("clocks", "power", "busy"))
+    clocks, power, busy = (stats.median_of(pooled(per_process, key, impl)) for key in ("clocks", "power", "busy"))
     title = next(i.title for i in spec.impls if i.name == impl) or per_process[0].get("titles", {}).get(impl)
     to_cublas = paired(per_process, CUBLAS, impl)  # the per-round samples are what runs merge from
     row: dict[str, Any] = {"latency_ms": latency, "tflops": results.tflops(*spec.shape, latency),
@@ -71,7 +64,7 @@ def make_run(spec: RunSpec, per_process: Sequence[dict[str, Any]], *, run_id: st
     m, n, k = spec.shape
     run: dict[str, Any] = {"run_id": run_id, "date": date, "git_commit": git_commit, "shape": {"m": m, "n": n, "k": k},
                            "rounds": rounds.pop(), "processes": len(per_process), "warmup_s": warmup_s,
-                           "repeats": repeats, "log": log, "method": METHOD_VERSION,
+                           "repeats": repeats, "log": log, "method": results.METHOD_VERSION,
                            "rows": {i.name: make_row(spec, i.name, per_process, counters)
                                     for i in spec.impls}}  # fmt: skip
     if spec.section == "steps":
@@ -84,7 +77,7 @@ def make_run(spec: RunSpec, per_process: Sequence[dict[str, Any]], *, run_id: st
 
 
 def as_figure(run: dict[str, Any]) -> dict[str, Any]:
-    """A new figure holding one run; :func:`matmul_bench.replicate.remerge` gives it its merged rows."""
+    """A new figure holding one run; :func:`matmul_data.replicate.remerge` gives it its merged rows."""
     keys = ("run_id", "date", "git_commit", "shape", "rounds", "processes", "after", "title", "field", "peers_missing")
     return {**{key: run[key] for key in keys if key in run}, "rows": run["rows"], "runs": [run]}
 

@@ -11,7 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from matmul_bench import aggregate, jobs, machine, ncu, replicate
+from matmul_bench import aggregate, jobs, machine, ncu
 from matmul_bench.jobs import BenchmarkError, WrongResult
 from matmul_bench.plan import (
     BENCH_SHAPE,
@@ -25,7 +25,7 @@ from matmul_bench.plan import (
     process_estimate,
     shape_text,
 )
-from matmul_data import paths, results
+from matmul_data import paths, replicate, results
 
 DRAFT_DIR = paths.BUILD_DIR / "draft"  # a record from a tree that is not a clean commit goes here
 SAMPLES = "samples"  # the raw samples of a run: <results folder>/samples/<run_id>.json.gz

@@ -6,9 +6,7 @@ blocks fit on an SM and what limits them, the FLOP per byte each tile load buys 
 was measured sending the SMs, from the ncu logs in ``plots/results/logs``), how the tiles of the ladder's problem fall
 into waves, and the speed of light at the clock the GPU really ran.
 
-Hopper limits per SM (CUDA C Programming Guide, compute capability 9.0): 65,536 32-bit registers, 228 KB of shared
-memory of which a block may use 227 KB, 1 KB of it reserved per resident block, 2,048 threads, 32 blocks; registers are
-allocated per warp in units of 256.
+The Hopper limits per SM it counts against are :mod:`matmul_data.hopper`'s.
 """
 
 from __future__ import annotations
@@ -23,13 +21,15 @@ from pathlib import Path
 from typing import Any
 
 from matmul_data import paths, versions
+from matmul_data.hopper import (
+    BLOCKS_PER_SM,
+    REGISTER_UNIT_PER_WARP,
+    REGISTERS_PER_SM,
+    SHARED_BYTES_PER_SM,
+    SHARED_RESERVED_PER_BLOCK,
+    THREADS_PER_SM,
+)
 
-REGISTERS_PER_SM = 65536
-REGISTER_UNIT_PER_WARP = 256
-SHARED_BYTES_PER_SM = 228 * 1024
-SHARED_RESERVED_PER_BLOCK = 1024
-THREADS_PER_SM = 2048
-BLOCKS_PER_SM = 32
 BUILD_RECORD = paths.RESULTS_DIR / "builds" / "sm_90a.json"
 # The intensity's yardstick: Nsight Compute profiles of V8 (128 x 192, 3072 x 7168 at three K, one launch each) that
 # counted the bytes L2 sent the SMs over the crossbar (TMA's operand loads: for these kernels they equal the operand

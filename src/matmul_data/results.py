@@ -73,7 +73,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from matmul_data import paths, schema, stats
+from matmul_data import hopper, paths, schema, stats
 from matmul_data.schema import ResultsError, is_proof_run, is_tryit_run, run_key, shape_of, tryit_key, validate
 
 # Re-exported with the names above: the results API.
@@ -205,6 +205,7 @@ PAYS, COSTS, WITHIN, UNRESOLVED = stats.PAYS, stats.COSTS, stats.WITHIN, stats.U
 # The method version from which each implementation warms up for seconds of its own loop (docs/method.rst): runs
 # before it neither quote a clock nor read as one kernel, one number.
 WARMUP_METHOD = 4
+METHOD_VERSION = 4  # the benchmark's method now; runs merge into a figure only with runs of the same method
 verdict = stats.verdict  # a ratio's verdict: PAYS, COSTS, WITHIN or UNRESOLVED (its band: the interval's "band")
 
 
@@ -275,13 +276,9 @@ def tryit_entries(data: dict[str, Any] | None, version: str) -> list[dict[str, A
     return [e for e in (data or {}).get("tryit", []) if e["version"] == version]
 
 
-# H100/H200 SXM: 989.4 dense fp16 TFLOPS at the 1830 MHz boost clock over 132 SMs is 4096 FLOP/clock/SM.
-DENSE_FP16_FLOP_PER_CLOCK_PER_SM = 4096
-
-
 def peak_tflops_at(data: dict[str, Any], sm_clock_mhz: float) -> float:
-    """Dense fp16 tensor-core peak at a clock: SMs x 4096 FLOP per clock per SM (Hopper, dense fp16/bf16)."""
-    return data["gpu"]["sm_count"] * DENSE_FP16_FLOP_PER_CLOCK_PER_SM * sm_clock_mhz * 1e6 / 1e12
+    """The file's GPU's dense fp16 tensor-core peak at a clock (:func:`matmul_data.hopper.peak_tflops`)."""
+    return hopper.peak_tflops(data["gpu"]["sm_count"], sm_clock_mhz)
 
 
 def row_peak_tflops(data: dict[str, Any], row: dict[str, Any]) -> float | None:

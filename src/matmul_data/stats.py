@@ -3,7 +3,8 @@
 The H200's clock wanders with power and temperature, so absolute times drift by 5-10% between runs. Implementations are
 therefore timed in one session, interleaved in rounds, and compared by paired ratios: in each round, the other
 implementation's time over this one's. The interval is a 95% percentile bootstrap of the median ratio that resamples
-processes, then rounds within each resampled process (the two levels at which the clock moves).
+processes, then rounds within each resampled process (the two levels at which the clock moves); independent runs
+merged into one figure add a level above them (:mod:`matmul_data.replicate`).
 
 The rule (:func:`band_verdict`): a step *pays* when the whole interval of its ratio lies above 1 + band, *costs* when it
 lies below 1 - band, is *within* the band when the whole interval lies inside 1 +/- band, and is *unresolved* otherwise:
@@ -12,7 +13,6 @@ its interval reaches past an edge of the band, so the runs show neither a change
 
 from __future__ import annotations
 
-import random
 import statistics
 from collections.abc import Sequence
 from typing import Any
@@ -29,26 +29,45 @@ def interval(groups: Sequence[Sequence[float]], *, resamples: int = RESAMPLES, s
     groups = [list(g) for g in groups if len(g)]
     if not groups:
         raise ValueError("no samples: an interval needs at least one ratio")
-    choices = random.Random(seed).choices
-    medians = []
-    for _ in range(resamples):
-        sample: list[float] = []
-        for group in choices(groups, k=len(groups)):  # processes, with replacement...
-            sample += choices(group, k=len(group))  # ...then rounds within each, with replacement
-        medians.append(_median(sample))
-    medians.sort()
-    tail = (1.0 - CONFIDENCE) / 2.0
-    low = medians[int(tail * (resamples - 1))]
-    high = medians[int(round((1.0 - tail) * (resamples - 1)))]
+    low, high = bootstrap([groups], CONFIDENCE, resamples=resamples, seed=seed)
     median = statistics.median(x for g in groups for x in g)
     return {"median": median, "low": min(low, median), "high": max(high, median)}
 
 
-def _median(values: list[float]) -> float:
-    """statistics.median without its checks (the bootstrap calls it thousands of times); sorts in place."""
-    values.sort()
-    half = len(values) // 2
-    return values[half] if len(values) % 2 else (values[half - 1] + values[half]) / 2
+def bootstrap(
+    runs: Sequence[Sequence[Sequence[float]]], confidence: float, *, resamples: int, seed: int
+) -> tuple[float, float]:
+    """Percentile interval of the median: resample runs, then processes within each, then rounds within each (the
+    levels at which the clock moves); one run's interval is the same with its one run always drawn."""
+    import numpy as np  # the benchmark's and the site's extras have it; a bare install's `plan` never gets here
+
+    runs = [kept for run in runs if (kept := [list(p) for p in run if len(p)])]
+    if not runs:
+        raise ValueError("no samples")
+    n_runs, p_max, r_max = len(runs), max(len(run) for run in runs), max(len(p) for run in runs for p in run)
+    values = np.full((n_runs, p_max, r_max), np.nan)  # padded with NaN: a ratio is never NaN
+    for r, run in enumerate(runs):
+        for p, process in enumerate(run):
+            values[r, p, : len(process)] = process
+    rounds = np.sum(~np.isnan(values), axis=2)  # (n_runs, p_max)
+    rng, b = np.random.default_rng(seed), resamples
+    run_pick = rng.integers(0, n_runs, (b, n_runs))
+    proc_count = np.sum(rounds > 0, axis=1)[run_pick]  # (b, n_runs): the processes of each picked run
+    proc_pick = np.floor(rng.random((b, n_runs, p_max)) * proc_count[..., None]).astype(int)
+    proc_used = np.arange(p_max) < proc_count[..., None]
+    round_count = rounds[run_pick[..., None], proc_pick]  # (b, n_runs, p_max)
+    round_pick = np.floor(rng.random((b, n_runs, p_max, r_max)) * np.maximum(round_count, 1)[..., None]).astype(int)
+    used = proc_used[..., None] & (np.arange(r_max) < round_count[..., None])
+    picked = values[run_pick[..., None, None], proc_pick[..., None], round_pick]
+    medians = np.nanmedian(np.where(used, picked, np.nan).reshape(b, -1), axis=1)
+    tail = (1.0 - confidence) / 2.0
+    return float(np.quantile(medians, tail)), float(np.quantile(medians, 1.0 - tail))
+
+
+def median_of(values: Sequence[float | None]) -> float | None:
+    """The median of the values present; None when none is."""
+    present = [v for v in values if v is not None]
+    return float(statistics.median(present)) if present else None
 
 
 def band_verdict(interval: dict[str, Any], band: float) -> str:

@@ -23,7 +23,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from matmul_data import budget, loader, paths, results, stats, versions
+from matmul_data import budget, hopper, loader, paths, results, stats, versions
 from matmul_site import field_pages, headline, numfmt, panels, whole
 from matmul_site.captions import Table, caption, dates, independent, runs_text, unmeasured
 from matmul_site.numfmt import (
@@ -276,7 +276,7 @@ def values(data: Data, record: dict[str, Any] | None) -> dict[str, str]:
     out.update(size_values(data))
     shape = tuple(data["problem"][k] for k in ("m", "n", "k")) if data else tuple(record["shape"]) if record else None
     if shape is not None:
-        out.update(panels.panel_values(record, shape, data["gpu"]["sm_count"] if data else 132))  # type: ignore[arg-type]
+        out.update(panels.panel_values(record, shape, data["gpu"]["sm_count"] if data else hopper.SM_COUNT))  # type: ignore[arg-type]
     if record is not None:
         out.update(build_values(record))
     if data is not None:
@@ -709,7 +709,7 @@ def budget_table(version: str, record: dict[str, Any] | None, data: Data) -> Tab
         return [["Budget", f"{versions.label(version)} is not in the build record yet"]]
     build, config = budget.build_of(record, version)
     shape = tuple(data["problem"][k] for k in ("m", "n", "k")) if data else tuple(record["shape"])
-    sm_count = data["gpu"]["sm_count"] if data else 132
+    sm_count = data["gpu"]["sm_count"] if data else hopper.SM_COUNT
     b = budget.budget(build, config, shape, sm_count)
     bm, bn, bk = config["block_m"], config["block_n"], config["block_k"]
     allows = ", ".join(f"{name} {count}" for name, count in b.by_resource.items() if name != "the 32-block limit")
@@ -733,7 +733,7 @@ def budget_table(version: str, record: dict[str, Any] | None, data: Data) -> Tab
     else:
         rows.append(["Speed of light", f"at {clock_text(row)}, the SM clock while it was timed, the tensor cores "
                      f"peak at {unit_text('tflops', peak)} ({sm_count} SMs {TIMES} "
-                     f"{results.DENSE_FP16_FLOP_PER_CLOCK_PER_SM} FLOP per clock); it ran at "
+                     f"{hopper.DENSE_FP16_FLOP_PER_CLOCK_PER_SM} FLOP per clock); it ran at "
                      f"{unit_text('tflops', row['tflops'])}, {unit_text('pct', 100 * row['tflops'] / peak)} "
                      "of that"])  # fmt: skip
     return rows

@@ -1,54 +1,27 @@
-"""Independent runs merged into one figure: runs-first bootstrap intervals at the Bonferroni level, widened to hold
-every run's median; verdicts against a band around 1; efficiency at the sampled clock (docs/method.rst says why)."""
+"""Independent runs merged into one figure, the one merge of a results file (:func:`merge_file`): runs-first bootstrap
+intervals at the Bonferroni level, widened to hold every run's median; verdicts against a band around 1; efficiency
+at the sampled clock (docs/method.rst says why)."""
 
 from __future__ import annotations
 
 import copy
 import math
 import statistics
-from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
-from matmul_bench.aggregate import METHOD_VERSION, median_of  # runs of an older method are not merged with new ones
-from matmul_data import results, stats, versions
-from matmul_data.results import figures
+from matmul_data import hopper, results, stats, versions
+from matmul_data.results import METHOD_VERSION, figures  # runs of an older method are not merged with new ones
+from matmul_data.stats import bootstrap, median_of
 
 FAMILY_CONFIDENCE = 0.95
 MIN_BAND = 0.01
 BAND_STEP = 0.005
-RESAMPLES = 20000
+RESAMPLES = 20000  # more than a run's own interval takes: a figure's level is Bonferroni's, far out in the tails
 SEED = 20261201  # fixed: the same runs always give the same interval
 EFFICIENCY_CEILING = 0.95  # above this the clock reading must be wrong: no kernel sustains the peak
 EFFICIENCY_FLOOR = 0.70  # cuBLAS and the last versions at large shapes run well above this
 LARGE = 4096  # "large shape": every dimension at least this
 REPLICATED = 3  # runs a figure needs before its verdict counts as replicated
-
-
-def bootstrap(runs: Sequence[Sequence[Sequence[float]]], confidence: float, *, seed: int = SEED) -> tuple[float, float]:
-    """Percentile interval of the median: resample runs, then processes within each, then rounds within each."""
-    runs = [kept for run in runs if (kept := [list(p) for p in run if len(p)])]
-    if not runs:
-        raise ValueError("no samples")
-    n_runs, p_max, r_max = len(runs), max(len(run) for run in runs), max(len(p) for run in runs for p in run)
-    values = np.full((n_runs, p_max, r_max), np.nan)  # padded with NaN: a ratio is never NaN
-    for r, run in enumerate(runs):
-        for p, process in enumerate(run):
-            values[r, p, : len(process)] = process
-    rounds = np.sum(~np.isnan(values), axis=2)  # (n_runs, p_max)
-    rng, b = np.random.default_rng(seed), RESAMPLES
-    run_pick = rng.integers(0, n_runs, (b, n_runs))
-    proc_count = np.sum(rounds > 0, axis=1)[run_pick]  # (b, n_runs): the processes of each picked run
-    proc_pick = np.floor(rng.random((b, n_runs, p_max)) * proc_count[..., None]).astype(int)
-    proc_used = np.arange(p_max) < proc_count[..., None]
-    round_count = rounds[run_pick[..., None], proc_pick]  # (b, n_runs, p_max)
-    round_pick = np.floor(rng.random((b, n_runs, p_max, r_max)) * np.maximum(round_count, 1)[..., None]).astype(int)
-    used = proc_used[..., None] & (np.arange(r_max) < round_count[..., None])
-    picked = values[run_pick[..., None, None], proc_pick[..., None], round_pick]
-    medians = np.nanmedian(np.where(used, picked, np.nan).reshape(b, -1), axis=1)
-    tail = (1.0 - confidence) / 2.0
-    return float(np.quantile(medians, tail)), float(np.quantile(medians, 1.0 - tail))
 
 
 def verdict(interval: dict[str, float], band: float) -> dict[str, Any]:
@@ -62,8 +35,8 @@ def rotation(figure: dict[str, Any]) -> tuple[str, ...]:
 
 
 def efficiency(tflops: float, sm_clock_mhz: float | None, sm_count: int) -> float | None:
-    """TFLOPS over the dense fp16 tensor-core peak at that clock (SMs x 4096 FLOP per clock)."""
-    return tflops / (sm_count * 4096 * sm_clock_mhz * 1e6 / 1e12) if sm_clock_mhz else None
+    """TFLOPS over the dense fp16 tensor-core peak at that clock (:func:`matmul_data.hopper.peak_tflops`)."""
+    return tflops / hopper.peak_tflops(sm_count, sm_clock_mhz) if sm_clock_mhz else None
 
 
 def is_suspect(impl: str, shape: dict[str, int], value: float | None) -> bool:
@@ -126,7 +99,7 @@ def merged_ratio(rows: list[dict[str, Any]], key: str, confidence: float) -> dic
     if any(s is None for s in samples):
         raise ValueError(f"runs of one figure must all carry their per-round {key} samples to be merged")
     median = float(statistics.median(x for run in samples for process in run for x in process))
-    low, high = bootstrap(samples, confidence)
+    low, high = bootstrap(samples, confidence, resamples=RESAMPLES, seed=SEED)
     return {"median": median, "low": min(low, median, *medians), "high": max(high, median, *medians)}
 
 
