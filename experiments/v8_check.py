@@ -1,6 +1,6 @@
 """GPU check of V8's tile model: every tile of the menu, forced, checked and timed next to cuBLAS.
 
-    python experiments/v8_check.py [--rounds 8] [--json PATH]
+    python experiments/v8_check.py [--rounds 8] [--warmup-s 1] [--json PATH]
 
 For each shape and each tile of tile_model.CANDIDATES (and V7 as it is, at 8192^3 only, to show whether V8's
 128 x 256 runs as fast as V7):
@@ -9,8 +9,8 @@ For each shape and each tile of tile_model.CANDIDATES (and V7 as it is, at 8192^
 2. check: fresh random inputs into a NaN-poisoned C, every element against float64 (common.check), at every
    timed shape and at two small ragged ones (CHECK_ONLY);
 3. time: rounds in alternating order (forward, then reversed) of every implementation and cuBLAS
-   (torch.matmul), each a CUDA-event median with L2 flushed before every call (common.time_ms); the ratio
-   to cuBLAS pairs the calls of one round.
+   (torch.matmul), each --warmup-s seconds of its loop, then a CUDA-event median with L2 flushed before every
+   call (common.interleaved, the benchmark's loop); the ratio to cuBLAS pairs the calls of one round.
 
 It prints, per shape, each tile's median ratio to cuBLAS [min-max over rounds], which tile the model picks
 and which one measured fastest, and the per-FLOP cost of each tile relative to 128 x 256 once the model's
@@ -95,6 +95,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--repeats", type=int, default=10, help="timed calls per implementation and round")
+    parser.add_argument("--warmup-s", type=float, default=common.MAIN_WARMUP_S,
+                        help="seconds of each one's loop before its timed calls (default %(default)g)")  # fmt: skip
     parser.add_argument("--jobs", type=int, default=min(12, max(1, (os.cpu_count() or 2) - 2)))
     parser.add_argument("--json", type=Path, help="write every measurement here")
     parser.add_argument("--shapes", nargs="*", help="MxNxK ... (default: the built-in list)")
@@ -108,7 +110,8 @@ def main() -> int:
     t0 = time.perf_counter()
     impls = implementations()
     print(f"{torch.cuda.get_device_name()} ({NUM_SMS} SMs), torch {torch.__version__}, tilus {tilus.__version__}; "
-          f"{args.rounds} rounds x {args.repeats} calls, L2 flushed", flush=True)  # fmt: skip
+          f"{args.rounds} rounds x ({args.warmup_s:g} s warm-up, {args.repeats} calls), L2 flushed",
+          flush=True)  # fmt: skip
 
     # 1 + 2: build everywhere at once; load and check each here as soon as its build is in the cache.
     jobs = [(name, *spec, n, k) for name, spec in impls.items() for (n, k) in {s[1:] for s in shapes_of(name, checked)}]
@@ -158,17 +161,13 @@ def main() -> int:
 
 
 def time_shape(shape: tuple[int, int, int], kernels: dict[str, Any], args: argparse.Namespace) -> dict[str, list]:
-    """Per-round median latency (ms) of every kernel and cuBLAS, rounds in alternating order."""
+    """Per-round median latency (ms) of every kernel and cuBLAS: common.interleaved, the benchmark's timing loop."""
     m, n, k = shape
     a, b = common.random_operands(m, n, k, seed=1)
     c = torch.empty(m, n, dtype=torch.float16, device="cuda")
     calls = {name: (lambda kern=kernel: kern(m, n, k, a, b, c)) for name, kernel in kernels.items()}
     calls["cuBLAS"] = lambda: torch.matmul(a, b.T, out=c)
-    ms: dict[str, list[float]] = {name: [] for name in calls}
-    for round_ in range(args.rounds):
-        for name in list(calls) if round_ % 2 == 0 else list(reversed(calls)):
-            ms[name].append(common.time_ms(calls[name], warmup=3, repeats=args.repeats))
-    return ms
+    return common.interleaved(calls, args.rounds, args.warmup_s, args.repeats)
 
 
 def report(shape: tuple[int, int, int], ms: dict[str, list[float]], num_sms: int) -> None:

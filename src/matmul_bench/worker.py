@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import statistics
 import sys
 import time
 import traceback
@@ -53,7 +52,7 @@ class CudaBackend:
         self.kernels: dict[str, Any] = {}
         self.operands: dict[Shape, Any] = {}
         self.uuid = ""
-        self.flush: Any = None  # 512 MiB, zeroed before each timed call: several times the 50-60 MB L2
+        self.timer: Any = None  # common.CudaTimer: the L2 flush buffer, events and clock of the timing loop
 
     def device(self) -> dict[str, Any]:
         """CUDA device 0, refused unless it is a Hopper GPU."""
@@ -105,37 +104,12 @@ class CudaBackend:
 
     def time_ms(self, prepared: Prepared, warmup_s: float, repeats: int) -> Timing:
         """The median of ``repeats`` timed calls (L2 flushed before each, CUDA events) after ``warmup_s`` seconds of
-        the same loop: the power and clock state the timed calls meet is this implementation's, not its neighbour's."""
-        import torch
-
-        if self.flush is None:
-            self.flush = torch.empty(512 * 1024 * 1024 // 4, dtype=torch.int32, device="cuda")
-        began, batch = time.perf_counter(), 1
-        while True:  # in batches of about 20 ms, so that the host never runs more than that ahead of the GPU
-            start = time.perf_counter()
-            for _ in range(batch):
-                self.flush.zero_()
-                prepared.call()
-            torch.cuda.synchronize()
-            now = time.perf_counter()
-            if now - began >= warmup_s:
-                break
-            batch = max(1, min(10_000, int(0.02 * batch / max(now - start, 1e-6))))
-        anchor = torch.cuda.Event(enable_timing=True)  # recorded on the idle GPU right after a host timestamp
-        events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(repeats)]
-        host = time.perf_counter()
-        anchor.record()
-        for start_event, end_event in events:
-            self.flush.zero_()
-            start_event.record()
-            prepared.call()
-            end_event.record()
-        torch.cuda.synchronize()
-        times = [s.elapsed_time(e) for s, e in events]
-        window_ms = anchor.elapsed_time(events[-1][1]) - anchor.elapsed_time(events[0][0])
-        settled = began + warmup_s / 2.0  # readings from here on describe this implementation's loop
-        return Timing(statistics.median(times), (settled, host + anchor.elapsed_time(events[-1][1]) / 1e3),
-                      sum(times) / max(window_ms, 1e-9))  # fmt: skip
+        the same loop (common.time_loop): the power and clock state the timed calls meet is this implementation's."""
+        common = kernels.load("common")
+        if self.timer is None:  # one flush buffer for the whole process
+            self.timer = common.CudaTimer()
+        timed = common.time_loop(prepared.call, warmup_s, repeats, self.timer)
+        return Timing(timed.ms, timed.span, timed.busy)
 
     def sampler(self) -> machine.WindowSampler:
         """NVML's clock and power, polled while a window is open."""
