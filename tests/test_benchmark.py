@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import statistics
 import subprocess
@@ -83,6 +84,30 @@ def test_bad_usage_exits_2_with_the_reason_on_one_line_and_writes_nothing(
     assert cli.main(["record", *argv]) == 2
     assert message in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_no_command_or_an_unknown_one_exits_2_with_the_usage_on_stderr(capsys) -> None:
+    assert cli.main([]) == 2
+    printed = capsys.readouterr()
+    assert printed.out == "" and "usage: python -m matmul_bench" in printed.err and "record" in printed.err
+    for wrong in ("recrod", "--no-such-flag"):
+        assert cli.main([wrong]) == 2
+        printed = capsys.readouterr()
+        assert printed.out == "" and repr(wrong) in printed.err and "worker" not in printed.err
+
+
+def test_help_lists_every_command_with_its_description_and_hides_the_internal_ones(capsys) -> None:
+    assert cli.main(["--help"]) == 0
+    shown = " ".join(capsys.readouterr().out.split())  # argparse may wrap a long line
+    assert all(f"{name} {what}" in shown for name, (what, _, _) in cli.COMMANDS.items())
+    assert not any(name in shown for name in cli.INTERNAL)
+
+
+def test_an_internal_command_runs_though_help_does_not_list_it(tmp_path: Path) -> None:
+    job, answer = tmp_path / "job.json", tmp_path / "answer.json"
+    job.write_text(json.dumps({"mode": "probe", "backend": fake_gpu.BACKEND, "settings": {"process": 0}}))
+    assert cli.main(["worker", str(job), str(answer)]) == 0
+    assert json.loads(answer.read_text())["device"] == fake_gpu.FAKE_DEVICE
 
 
 def test_dry_run_prints_the_plan_with_its_estimate_and_runs_nothing(tmp_path: Path, capsys) -> None:
