@@ -104,7 +104,7 @@ def parser() -> argparse.ArgumentParser:
         description="The tooling's one command line. Exit status: 0 done, 1 could not run, 2 bad usage (nothing "
         "runs), 3 a wrong result (nothing of it recorded).",
         epilog=f"{PROG} <command> --help lists a command's options.",
-        formatter_class=lambda prog: argparse.HelpFormatter(prog, max_help_position=18, width=120),  # a line each
+        formatter_class=lambda prog: argparse.HelpFormatter(prog, max_help_position=18, width=120),  # as the code
     )
     commands = top.add_subparsers(dest="command", metavar="<command>", title="commands", required=True)
     for name, (what, _, _) in COMMANDS.items():
