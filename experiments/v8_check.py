@@ -1,16 +1,16 @@
 """GPU check of V8's tile model: every tile of the menu, forced, checked and timed next to cuBLAS.
 
-    python experiments/v8_check.py [--rounds 8] [--json PATH]
+    python experiments/v8_check.py [--rounds 8] [--warmup-s 1] [--json PATH]
 
 For each shape and each tile of tile_model.CANDIDATES (and V7 as it is, at 8192^3 only, to show whether V8's
 128 x 256 runs as fast as V7):
 
-1. build: every (implementation, N, K) in its own process, many at once (Tilus caches builds on disk);
-2. check: fresh random inputs into a NaN-poisoned C, every element against float64 (common.check), at every
-   timed shape and at two small ragged ones (CHECK_ONLY);
-3. time: rounds in alternating order (forward, then reversed) of every implementation and cuBLAS
-   (torch.matmul), each a CUDA-event median with L2 flushed before every call (common.time_ms); the ratio
-   to cuBLAS pairs the calls of one round.
+1. build and check, each (implementation, shape) in its own worker process, many at once (the benchmark's
+   jobs.build_all; Tilus caches the builds on disk): fresh random inputs into a NaN-poisoned C, every element
+   against float64 (common.check), at every timed shape and at two small ragged ones (CHECK_ONLY);
+2. time: rounds in alternating order (forward, then reversed) of every implementation and cuBLAS
+   (torch.matmul), each --warmup-s seconds of its loop, then a CUDA-event median with L2 flushed before every
+   call (common.interleaved, the benchmark's loop); the ratio to cuBLAS pairs the calls of one round.
 
 It prints, per shape, each tile's median ratio to cuBLAS [min-max over rounds], which tile the model picks
 and which one measured fastest, and the per-FLOP cost of each tile relative to 128 x 256 once the model's
@@ -22,21 +22,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
 import os
 import statistics
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
 import tilus
 import torch
 
-from matmul_bench.kernels import load
+from matmul_bench import jobs, kernels
 
-common, tile_model = load("common"), load("tile_model")
+common, tile_model = kernels.load("common"), kernels.load("tile_model")
 
 SHAPES = (
     (2048, 2048, 2048),
@@ -57,31 +55,13 @@ def tile_config(tile: tile_model.Tile) -> dict[str, int]:
 
 
 def implementations() -> dict[str, tuple[str, str, dict[str, Any] | None]]:
-    """name -> (kernel module, script class, pinned config or None for the class's own single-config space)."""
+    """name -> (kernel file, script class, pinned config or None for the file's TUNED: V7's one configuration)."""
+    v8, v7 = str(kernels.KERNEL_DIR / "matmul_v8.py"), str(kernels.KERNEL_DIR / "matmul_v7.py")
     found: dict[str, tuple[str, str, dict[str, Any] | None]] = {
-        tile.name: ("matmul_v8", "MatmulV8", tile_config(tile)) for tile in tile_model.CANDIDATES
+        tile.name: (v8, "MatmulV8", tile_config(tile)) for tile in tile_model.CANDIDATES
     }
-    found["V7"] = ("matmul_v7", "MatmulV7", None)
+    found["V7"] = (v7, "MatmulV7", None)
     return found
-
-
-def make_kernel(module: str, cls: str, config: dict[str, Any] | None) -> Any:
-    script = getattr(load(module), cls)
-    return (script if config is None else common.pinned(script, config))()
-
-
-def build(job: tuple[str, str, str, dict[str, Any] | None, int, int]) -> tuple[str, int, int, str | None, float]:
-    """In a worker process: build one implementation for (N, K) by calling it once with a short M."""
-    name, module, cls, config, n, k = job
-    start = time.perf_counter()
-    try:
-        kernel = make_kernel(module, cls, config)
-        a, b = common.random_operands(256, n, k, seed=0)  # M is a run-time argument: any M builds (N, K)
-        common.matmul(kernel, a, b)
-        torch.cuda.synchronize()
-        return name, n, k, None, time.perf_counter() - start
-    except Exception as error:  # reported in the table; the other builds go on
-        return name, n, k, f"{type(error).__name__}: {str(error)[-800:]}", time.perf_counter() - start
 
 
 def shapes_of(name: str, shapes: tuple[tuple[int, int, int], ...]) -> list[tuple[int, int, int]]:
@@ -95,6 +75,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--repeats", type=int, default=10, help="timed calls per implementation and round")
+    parser.add_argument("--warmup-s", type=float, default=common.MAIN_WARMUP_S,
+                        help="seconds of each one's loop before its timed calls (default %(default)g)")  # fmt: skip
     parser.add_argument("--jobs", type=int, default=min(12, max(1, (os.cpu_count() or 2) - 2)))
     parser.add_argument("--json", type=Path, help="write every measurement here")
     parser.add_argument("--shapes", nargs="*", help="MxNxK ... (default: the built-in list)")
@@ -102,48 +84,42 @@ def main() -> int:
     shapes = tuple(tuple(int(x) for x in s.split("x")) for s in args.shapes) if args.shapes else SHAPES
     checked = shapes + tuple(s for s in CHECK_ONLY if s not in shapes)
 
-    NUM_SMS = load("matmul_v8").NUM_SMS  # noqa: N806
+    NUM_SMS = kernels.load("matmul_v8").NUM_SMS  # noqa: N806
 
     common.require_hopper()
     t0 = time.perf_counter()
     impls = implementations()
     print(f"{torch.cuda.get_device_name()} ({NUM_SMS} SMs), torch {torch.__version__}, tilus {tilus.__version__}; "
-          f"{args.rounds} rounds x {args.repeats} calls, L2 flushed", flush=True)  # fmt: skip
+          f"{args.rounds} rounds x ({args.warmup_s:g} s warm-up, {args.repeats} calls), L2 flushed",
+          flush=True)  # fmt: skip
 
-    # 1 + 2: build everywhere at once; load and check each here as soon as its build is in the cache.
-    jobs = [(name, *spec, n, k) for name, spec in impls.items() for (n, k) in {s[1:] for s in shapes_of(name, checked)}]
-    kernels: dict[str, Any] = {}
+    # 1: build and check each (implementation, shape) in a fresh worker process, the benchmark's, many at once.
+    specs = [{"file": file, "cls": cls, "config": config, "shapes": [list(shape)], "check": True, "name": name}
+             for name, (file, cls, config) in impls.items() for shape in shapes_of(name, checked)]  # fmt: skip
     ok: dict[tuple[str, tuple[int, int, int]], bool] = {}
     checks: list[dict[str, Any]] = []
     failed = 0
-    context = multiprocessing.get_context("spawn")  # fresh interpreters: each its own CUDA context
-    with ProcessPoolExecutor(max_workers=args.jobs, mp_context=context) as pool:
-        futures = [pool.submit(build, job) for job in jobs]
-        for future in as_completed(futures):
-            name, n, k, error, seconds = future.result()
-            for shape in [s for s in shapes_of(name, checked) if s[1:] == (n, k)]:
-                label = f"{name:>8} {'x'.join(map(str, shape)):>16}"
-                if error is not None:
-                    print(f"  build {label}: FAILED after {seconds:.0f} s: {error}", flush=True)
-                    ok[name, shape], failed = False, failed + 1
-                    checks.append({"impl": name, "shape": list(shape), "ok": False, "error": error})
-                    continue
-                if name not in kernels:
-                    kernels[name] = make_kernel(*impls[name])
-                result = common.check(kernels[name], *shape)
-                ok[name, shape] = result.ok
-                failed += not result.ok
-                status = "ok" if result.ok else f"FAILED ({result.bad} bad elements)"
-                print(f"  check {label}: max |err| {result.max_abs_err:.2e} {status} (build {seconds:.0f} s)",
-                      flush=True)  # fmt: skip
-                checks.append({"impl": name, "shape": list(shape), "ok": result.ok, "bad": result.bad,
-                               "max_abs_err": result.max_abs_err, "build_s": seconds})  # fmt: skip
+    for spec, answer in zip(specs, jobs.build_all(specs, jobs=args.jobs), strict=True):
+        name, shape = spec["name"], tuple(spec["shapes"][0])
+        label = f"{name:>8} {'x'.join(map(str, shape)):>16}"
+        if not answer["checks"]:  # the build failed (or hung): no check ran
+            print(f"  build {label}: FAILED: {(answer.get('error') or '')[-800:]}", flush=True)
+            checks.append({"impl": name, "shape": list(shape), "ok": False, "error": answer.get("error")})
+        for check in answer["checks"]:
+            status = "ok" if check["ok"] else f"FAILED ({check['bad']} bad elements)"
+            print(f"  check {label}: max |err| {check['max_abs_err']:.2e} {status}", flush=True)
+            checks.append({"impl": name, "shape": list(shape), "ok": check["ok"], "bad": check["bad"],
+                           "max_abs_err": check["max_abs_err"]})  # fmt: skip
+        ok[name, shape] = answer["ok"] and bool(answer["checks"])
+        failed += not ok[name, shape]
     print(f"built and checked in {time.perf_counter() - t0:.0f} s", flush=True)
 
-    # 3: time, shape by shape, in alternating order.
-    records = []
+    # 2: time, shape by shape, in alternating order; each kernel made here once, its builds from Tilus's cache.
+    records, made = [], {}
     for shape in shapes:
-        ms = time_shape(shape, {name: kernels[name] for name in impls if ok.get((name, shape))}, args)
+        for name in (n for n in impls if ok.get((n, shape)) and n not in made):
+            made[name] = kernels.make_kernel(*impls[name])
+        ms = time_shape(shape, {name: made[name] for name in impls if ok.get((name, shape))}, args)
         records.append({"shape": list(shape), "ms": ms})
         report(shape, ms, NUM_SMS)
 
@@ -157,18 +133,14 @@ def main() -> int:
     return 1 if failed else 0
 
 
-def time_shape(shape: tuple[int, int, int], kernels: dict[str, Any], args: argparse.Namespace) -> dict[str, list]:
-    """Per-round median latency (ms) of every kernel and cuBLAS, rounds in alternating order."""
+def time_shape(shape: tuple[int, int, int], built: dict[str, Any], args: argparse.Namespace) -> dict[str, list]:
+    """Per-round median latency (ms) of every kernel and cuBLAS: common.interleaved, the benchmark's timing loop."""
     m, n, k = shape
     a, b = common.random_operands(m, n, k, seed=1)
     c = torch.empty(m, n, dtype=torch.float16, device="cuda")
-    calls = {name: (lambda kern=kernel: kern(m, n, k, a, b, c)) for name, kernel in kernels.items()}
+    calls = {name: (lambda kern=kernel: kern(m, n, k, a, b, c)) for name, kernel in built.items()}
     calls["cuBLAS"] = lambda: torch.matmul(a, b.T, out=c)
-    ms: dict[str, list[float]] = {name: [] for name in calls}
-    for round_ in range(args.rounds):
-        for name in list(calls) if round_ % 2 == 0 else list(reversed(calls)):
-            ms[name].append(common.time_ms(calls[name], warmup=3, repeats=args.repeats))
-    return ms
+    return common.interleaved(calls, args.rounds, args.warmup_s, args.repeats)
 
 
 def report(shape: tuple[int, int, int], ms: dict[str, list[float]], num_sms: int) -> None:

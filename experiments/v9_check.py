@@ -7,9 +7,10 @@
 1. build and check, each (implementation, shape) in its own process, many at once: the pinned configurations named
    by --check (default: every --extra) at common.CHECK_SHAPES, and every timed implementation at every timed shape;
 2. time, shape by shape: rounds in alternating order of V8 and V9 (each its config_for), the --extra configurations
-   and cuBLAS, each a CUDA-event median with L2 flushed before every call; ratios pair the calls of one round.
+   and cuBLAS, each --warmup-s seconds of its loop, then a CUDA-event median with L2 flushed before every call
+   (common.interleaved, the benchmark's loop); ratios pair the calls of one round.
 
-A development check, one process and no warm-up: the replicated numbers come from `record --field`. With
+A development check, one process: the replicated numbers come from `record --field`. With
 --sanitize: each --extra (default 128 x 256 sharing B) at two small ragged shapes in this process (no builds in
 children), for a sanitizer. Exit status 1 if any check fails.
 """
@@ -89,6 +90,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--repeats", type=int, default=10, help="timed calls per implementation and round")
+    parser.add_argument("--warmup-s", type=float, default=common.MAIN_WARMUP_S,
+                        help="seconds of each one's loop before its timed calls (default %(default)g)")  # fmt: skip
     parser.add_argument("--jobs", type=int, default=14)
     parser.add_argument("--extra", nargs="*", default=[], help="also time these pinned configurations (v9-TILE-SHARE)")
     parser.add_argument("--menu", action="store_true", help="--extra every (tile, sharing) of V9's menu")

@@ -2,11 +2,12 @@
 
     python experiments/warmup.py [--block-s 2.0] [--reps 2]
 
-At 8192^3, cuBLAS and V6 each run the benchmark's timed loop (512 MiB L2 flush, then the call) for ``--block-s``
-seconds, every call timed with its own CUDA events, after each of two predecessors: 2 s of idle, and 1 s of V0's loop
-(a slow neighbour, about half of cuBLAS's speed, though it too draws about the power cap). Writes every call's start
-and time to plots/results/warmup/<gpu>.json.gz (atomically); ``python -m matmul_site.render`` puts each block's
-slices of time against its last second (matmul_data.stats.warmup_slices) on the method page.
+At 8192^3, cuBLAS and V6 each run the benchmark's timed loop (512 MiB L2 flush, then the call; common.timed_calls) for
+``--block-s`` seconds at their settled rate, every call timed with its own CUDA events, after each of two predecessors:
+2 s of idle, and 1 s of V0's loop (a slow neighbour, about half of cuBLAS's speed, though it too draws about the power
+cap). Writes every call's start and time to plots/results/warmup/<gpu>.json.gz (atomically); ``python -m
+matmul_site.render`` puts each block's slices of time against its last second (matmul_data.stats.warmup_slices) on the
+method page.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import math
 import time
 from typing import Any
 
@@ -23,24 +25,20 @@ from matmul_bench import kernels, machine
 from matmul_data import paths, results, stats
 
 SHAPE = (8192, 8192, 8192)
+common = kernels.load("common")
 
 
-def timed_loop(call: Any, flush: torch.Tensor, seconds: float) -> list[tuple[float, float]]:
-    """(start in ms from the block's first call, duration in ms) of every call of ``seconds`` of the timed loop."""
-    events: list[tuple[torch.cuda.Event, torch.cuda.Event]] = []
-    began = time.perf_counter()
-    while time.perf_counter() - began < seconds:
-        for _ in range(8):  # a few calls per host check; the GPU runs behind, the sync below waits for it
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            flush.zero_()
-            start.record()
-            call()
-            end.record()
-            events.append((start, end))
-        events[-1][1].synchronize()
-    torch.cuda.synchronize()
-    first = events[0][0]
-    return [(first.elapsed_time(s), s.elapsed_time(e)) for s, e in events]
+def timed_block(call: Any, timer: Any, seconds: float, period_ms: float) -> list[list[float]]:
+    """[start in ms from the block's first call, duration in ms] of every call of about ``seconds`` of the timed loop
+    (common.timed_calls, the benchmark's loop with no warm-up: the settling is what is measured)."""
+    timed = common.timed_calls(call, max(1, math.ceil(seconds * 1e3 / period_ms)), timer)
+    return [[round(at, 2), round(ms, 4)] for at, ms in zip(timed.starts, timed.times, strict=True)]
+
+
+def period_ms(call: Any, timer: Any) -> float:
+    """One turn of the timed loop (flush, call) in ms, from a short settled run of it."""
+    timed = common.time_loop(call, 0.5, 50, timer)
+    return (timed.starts[-1] + timed.times[-1]) / len(timed.times)
 
 
 def main() -> int:
@@ -49,18 +47,16 @@ def main() -> int:
     parser.add_argument("--reps", type=int, default=2, help="times each (kernel, predecessor) pair runs (default 2)")
     args = parser.parse_args()
     device = machine.device()
-    common = kernels.load("common")
     m, n, k = SHAPE
     a, b = common.random_operands(m, n, k)
     c = torch.empty(m, n, dtype=torch.float16, device="cuda")
-    flush = torch.empty(512 * 1024 * 1024 // 4, dtype=torch.int32, device="cuda")
+    timer = common.CudaTimer()
     v0 = kernels.make_kernel(str(paths.KERNEL_DIR / "matmul_v0.py"), "MatmulV0", None)
     v6 = kernels.make_kernel(str(paths.KERNEL_DIR / "matmul_v6.py"), "MatmulV6", None)
     impls = {"cublas": lambda: torch.matmul(a, b.T, out=c), "v6": lambda: v6(m, n, k, a, b, c)}
     slow = lambda: v0(m, n, k, a, b, c)  # noqa: E731
-    for call in (*impls.values(), slow):  # built and loaded before any block
-        call()
-    torch.cuda.synchronize()
+    periods = {name: period_ms(call, timer) for name, call in impls.items()}  # built, loaded and measured first
+    common.warm_up(slow, 0.0, timer)
     blocks = []
     for rep in range(args.reps):
         for name, call in impls.items():
@@ -68,8 +64,8 @@ def main() -> int:
                 if after == "idle":
                     time.sleep(2.0)
                 else:
-                    timed_loop(slow, flush, 1.0)
-                calls = [[round(at, 2), round(ms, 4)] for at, ms in timed_loop(call, flush, args.block_s)]
+                    common.warm_up(slow, 1.0, timer)  # the benchmark's loop, untimed
+                calls = timed_block(call, timer, args.block_s, periods[name])
                 blocks.append({"impl": name, "after": after, "rep": rep, "calls": calls})
                 slices = " ".join(f"{x:.3f}" for x in stats.warmup_slices(calls) if x is not None)
                 print(f"{name:>7} after {after:<5}: each slice's time over the end's: {slices}", flush=True)

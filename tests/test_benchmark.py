@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import statistics
 import subprocess
@@ -12,6 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import fake_gpu
 import pytest
 
 from matmul_bench import aggregate, cli, jobs, kernels, machine, ncu, plan, runner, worker
@@ -82,6 +84,30 @@ def test_bad_usage_exits_2_with_the_reason_on_one_line_and_writes_nothing(
     assert cli.main(["record", *argv]) == 2
     assert message in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_no_command_or_an_unknown_one_exits_2_with_the_usage_on_stderr(capsys) -> None:
+    assert cli.main([]) == 2
+    printed = capsys.readouterr()
+    assert printed.out == "" and "usage: python -m matmul_bench" in printed.err and "record" in printed.err
+    for wrong in ("recrod", "--no-such-flag"):
+        assert cli.main([wrong]) == 2
+        printed = capsys.readouterr()
+        assert printed.out == "" and repr(wrong) in printed.err and "worker" not in printed.err
+
+
+def test_help_lists_every_command_with_its_description_and_hides_the_internal_ones(capsys) -> None:
+    assert cli.main(["--help"]) == 0
+    shown = " ".join(capsys.readouterr().out.split())  # argparse may wrap a long line
+    assert all(f"{name} {what}" in shown for name, (what, _, _) in cli.COMMANDS.items())
+    assert not any(name in shown for name in cli.INTERNAL)
+
+
+def test_an_internal_command_runs_though_help_does_not_list_it(tmp_path: Path) -> None:
+    job, answer = tmp_path / "job.json", tmp_path / "answer.json"
+    job.write_text(json.dumps({"mode": "probe", "backend": fake_gpu.BACKEND, "settings": {"process": 0}}))
+    assert cli.main(["worker", str(job), str(answer)]) == 0
+    assert json.loads(answer.read_text())["device"] == fake_gpu.FAKE_DEVICE
 
 
 def test_dry_run_prints_the_plan_with_its_estimate_and_runs_nothing(tmp_path: Path, capsys) -> None:
@@ -242,8 +268,9 @@ def fake(tmp_path: Path, *argv: str, processes: int = 2, commit: str = "abc1234"
     out = ["--out", str(tmp_path / "res" / "nvidia-h200.json")] if "--out" not in argv else []
     made = make(*out, "--steps-file", str(steps), *argv)
     runs = tuple(r for r in made.runs if r.section != "sweep" or r.shape == SHAPE)
-    return cli.execute(replace(made, runs=runs, settings=plan.Settings(processes, 3, 30, 5.0), backend="fake",
-                               fake=options, git_commit=commit))  # fmt: skip
+    with fake_gpu.on_child_path():  # the workers import the fake from tests/
+        return cli.execute(replace(made, runs=runs, settings=plan.Settings(processes, 3, 30, 5.0),
+                                   backend=fake_gpu.BACKEND, fake=options, git_commit=commit))  # fmt: skip
 
 
 def test_a_fake_record_runs_the_whole_protocol_and_writes_paired_results_and_raw_samples(tmp_path: Path) -> None:
@@ -253,7 +280,7 @@ def test_a_fake_record_runs_the_whole_protocol_and_writes_paired_results_and_raw
     assert list(ladder["rows"]) == [*versions.names(), "cublas"]
     assert ladder["rows"]["v1"]["step"]["median"] == pytest.approx(3.5 / 2.0)  # the fake's V0 and V1 times
     first = versions.names()[-3]
-    assert sweep["rows"][first]["ratio_to_cublas"]["median"] == pytest.approx(1.5 / worker.FAKE_MS.get(first, 1.6))
+    assert sweep["rows"][first]["ratio_to_cublas"]["median"] == pytest.approx(1.5 / fake_gpu.FAKE_MS.get(first, 1.6))
     step = {"over": "v5", "median": 1.7 / 1.6, "low": 1.7 / 1.6, "high": 1.7 / 1.6, "verdict": "pays", "band": 0.01}
     assert steps["rows"]["v6"]["step"] == pytest.approx(step)
     assert (steps["title"], steps["rows"]["v6"]["kept"], steps["rows"]["v5"]["kept"]) == ("a try", True, False)
@@ -296,19 +323,30 @@ def test_a_results_file_of_another_gpu_is_refused_before_measuring(tmp_path: Pat
 
 def test_the_worker_checks_everything_first_then_alternates_the_order_round_by_round() -> None:
     run = replace(SPEC, section="sweep", shape=(1024, 1024, 1024))
-    job = {"mode": "time", "backend": "fake", "settings": {"rounds": 3, "repeats": 1, "warmup_s": 0, "process": 0},
-           "runs": [run.to_json()]}  # fmt: skip
+    job = {"mode": "time", "backend": fake_gpu.BACKEND, "runs": [run.to_json()],
+           "settings": {"rounds": 3, "repeats": 1, "warmup_s": 0, "process": 0}}  # fmt: skip
     answer, status = worker.run_job(job)
     (got,) = answer["runs"]
     assert status == 0 and got["orders"] == [["v0", "v1", "cublas"], ["cublas", "v1", "v0"], ["v0", "v1", "cublas"]]
     assert got["checks"]["v1"] == [{"ok": True, "bad": 0, "max_abs_err": 1e-4, "shape": [1024, 1024, 1024]}]
 
 
+def test_a_worker_finds_the_fake_gpu_in_tests_through_its_path_and_src_holds_no_fake(monkeypatch) -> None:
+    probe = {"mode": "probe", "backend": fake_gpu.BACKEND, "settings": {"process": 0}}
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    with fake_gpu.on_child_path():
+        assert jobs.call_worker(probe, 300)["device"] == fake_gpu.FAKE_DEVICE
+    with pytest.raises(jobs.BenchmarkError, match="No module named 'fake_gpu'"):
+        jobs.call_worker(probe, 300)  # without tests/ on its path: the fake is no part of the package
+    with pytest.raises(ValueError, match="module:factory"):
+        worker.make_backend({"backend": "fake"})
+
+
 def v6_over_cublas(neighbour: str, warmup_s: float) -> float:
     """V6's median paired ratio to cuBLAS on the fake GPU, in a rotation with one other kernel before it."""
     impls = tuple(plan.ImplSpec(name, "kernel", name) for name in (neighbour, "v6")) + (plan.PEER_SPECS["cublas"],)
     run = plan.RunSpec("steps", f"beside {neighbour}", (8192, 8192, 8192), impls)
-    job = {"mode": "time", "backend": "fake", "runs": [run.to_json()],
+    job = {"mode": "time", "backend": fake_gpu.BACKEND, "runs": [run.to_json()],
            "settings": {"rounds": 4, "repeats": 30, "warmup_s": warmup_s, "process": 0}}  # fmt: skip
     answer, status = worker.run_job(job)
     samples = answer["runs"][0]["samples"]
@@ -324,7 +362,7 @@ def test_the_warm_up_makes_a_ratio_independent_of_the_neighbour_in_the_rotation(
     assert abs(slow / fast - 1.0) > 0.015
     slow, fast = v6_over_cublas("v0", plan.DEFAULT.warmup_s), v6_over_cublas("v8", plan.DEFAULT.warmup_s)
     assert abs(slow / fast - 1.0) < 0.005
-    assert fast == pytest.approx(worker.FAKE_MS["cublas"] / worker.FAKE_MS["v6"], rel=0.005)
+    assert fast == pytest.approx(fake_gpu.FAKE_MS["cublas"] / fake_gpu.FAKE_MS["v6"], rel=0.005)
 
 
 def test_the_sampler_reads_only_while_a_window_is_open() -> None:
@@ -434,7 +472,7 @@ def test_a_missing_peer_is_recorded_with_its_error_and_the_run_goes_on(tmp_path:
     assert missing["version"] is None and missing["error"].startswith("ModuleNotFoundError: No module named 'quack'")
     assert sweep["runs"][-1]["peers_missing"] == sweep["peers_missing"]
     for name in (versions.TRITON, versions.QUACK_AUTOTUNED):  # present peers: rows paired with cuBLAS
-        assert sweep["rows"][name]["ratio_to_cublas"]["median"] == pytest.approx(1.5 / worker.FAKE_MS[name])
+        assert sweep["rows"][name]["ratio_to_cublas"]["median"] == pytest.approx(1.5 / fake_gpu.FAKE_MS[name])
     printed = capsys.readouterr()
     assert f"{versions.QUACK} could not run at 4096x4096x4096" in printed.err  # said while it runs
     assert "not run here: not installed; ModuleNotFoundError" in printed.out  # and in the final table

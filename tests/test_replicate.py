@@ -1,6 +1,6 @@
 """Verdicts that replicate: independent runs merge into one figure whose interval holds every run's median.
 
-The fake GPU (matmul_bench.worker.FakeBackend) drives whole records on the CPU; the recorded file is held to it too.
+The fake GPU (tests/fake_gpu.py) drives whole records on the CPU; the recorded file is held to it too.
 """
 
 from __future__ import annotations

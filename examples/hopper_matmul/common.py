@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import math
 import statistics
+import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
@@ -139,21 +140,110 @@ def check(kernel: Callable[..., Any], m: int, n: int, k: int, seed: int | None =
     return CheckResult((m, n, k), max_err, count, first)
 
 
-def time_ms(fn: Callable[[], Any], warmup: int = 10, repeats: int = 50) -> float:
-    """Median latency in ms, by CUDA events around each call, with L2 flushed before each."""
-    flush = torch.empty(512 * 1024 * 1024 // 4, dtype=torch.int32, device="cuda")  # several times the 50-60 MB L2
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(repeats)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(repeats)]
-    for start, end in zip(starts, ends, strict=True):
-        flush.zero_()
-        start.record()
-        fn()
-        end.record()
-    torch.cuda.synchronize()
-    return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends, strict=True))
+FLUSH_BYTES = 512 * 1024 * 1024  # zeroed before each timed call: several times the 50-60 MB L2
+BATCH_S = 0.02  # the warm-up syncs every ~20 ms, so that the host never runs further ahead of the GPU than that
+# What ``python matmul_vN.py`` times with: the record's loop, in fewer rounds and one process.
+MAIN_ROUNDS, MAIN_WARMUP_S, MAIN_REPEATS = 3, 1.0, 50
+
+
+class CudaTimer:
+    """The GPU pieces of the timing loop on the current CUDA device: the L2 flush, a sync, events, the host clock."""
+
+    clock = staticmethod(time.perf_counter)
+
+    def __init__(self) -> None:
+        self.buffer = torch.empty(FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
+
+    def flush(self) -> None:
+        """Overwrite the L2: the next call reads its operands from HBM, as a matmul in a real model does."""
+        self.buffer.zero_()
+
+    def synchronize(self) -> None:
+        torch.cuda.synchronize()
+
+    def event(self) -> Any:
+        return torch.cuda.Event(enable_timing=True)
+
+
+@dataclass(frozen=True)
+class LoopTiming:
+    """A timed loop: the median call and every call in ms, each call's start in ms from the first's, the host-time
+    span (perf_counter seconds, warm-up midpoint to the last call's end) that only this loop ran in, and the share
+    of the timed window spent in the calls (the rest is the L2 flush and launch gaps)."""
+
+    ms: float
+    times: tuple[float, ...]
+    starts: tuple[float, ...]
+    span: tuple[float, float]
+    busy: float
+
+
+def next_batch(batch: int, seconds: float) -> int:
+    """The warm-up's next batch: as many calls as fill BATCH_S at the rate the last ``batch`` calls took ``seconds``."""
+    return max(1, min(10_000, int(BATCH_S * batch / max(seconds, 1e-6))))
+
+
+def warm_up(call: Callable[[], Any], seconds: float, timer: Any) -> float:
+    """Run the timed loop (flush, call) untimed for ``seconds``, at least once; the host time it began."""
+    began, batch = timer.clock(), 1
+    while True:
+        start = timer.clock()
+        for _ in range(batch):
+            timer.flush()
+            call()
+        timer.synchronize()
+        now = timer.clock()
+        if now - began >= seconds:
+            return began
+        batch = next_batch(batch, now - start)
+
+
+def timed_calls(call: Callable[[], Any], repeats: int, timer: Any) -> LoopTiming:
+    """``repeats`` calls, L2 flushed before each, CUDA events around each, with no warm-up: the span runs from just
+    before the first call to the last call's end."""
+    # The anchor is recorded on the idle GPU right after a host timestamp: it ties event time to host time.
+    anchor = timer.event()
+    events = [(timer.event(), timer.event()) for _ in range(repeats)]
+    host = timer.clock()
+    anchor.record()
+    for start_event, end_event in events:
+        timer.flush()
+        start_event.record()
+        call()
+        end_event.record()
+    timer.synchronize()
+    times = [s.elapsed_time(e) for s, e in events]
+    first_ms, end_ms = anchor.elapsed_time(events[0][0]), anchor.elapsed_time(events[-1][1])
+    starts = [anchor.elapsed_time(s) - first_ms for s, _ in events]
+    return LoopTiming(statistics.median(times), tuple(times), tuple(starts), (host, host + end_ms / 1e3),
+                      sum(times) / max(end_ms - first_ms, 1e-9))  # fmt: skip
+
+
+def time_loop(call: Callable[[], Any], warmup_s: float = 1.0, repeats: int = 50, timer: Any = None) -> LoopTiming:
+    """The method's timing loop: ``warmup_s`` seconds of the loop (L2 flush, call), then ``repeats`` calls, each
+    flushed and timed by CUDA events; the clock and power state the timed calls meet is this call's own. The span
+    starts halfway through the warm-up: from there on only this loop has run for a while."""
+    timer = timer if timer is not None else CudaTimer()
+    began = warm_up(call, warmup_s, timer)
+    timed = timed_calls(call, repeats, timer)
+    return replace(timed, span=(began + warmup_s / 2.0, timed.span[1]))
+
+
+def interleaved(calls: dict[str, Callable[[], Any]], rounds: int = 3, warmup_s: float = 1.0, repeats: int = 50,
+                timer: Any = None) -> dict[str, list[float]]:  # fmt: skip
+    """Each call's median ms in each round; rounds alternate the order (forward, reversed), so that no call always
+    meets the state one neighbour leaves, and its warm-up makes the state its own."""
+    timer = timer if timer is not None else CudaTimer()
+    ms: dict[str, list[float]] = {name: [] for name in calls}
+    for round_ in range(rounds):
+        for name in list(calls) if round_ % 2 == 0 else list(calls)[::-1]:
+            ms[name].append(time_loop(calls[name], warmup_s, repeats, timer).ms)
+    return ms
+
+
+def paired_ratio(baseline_ms: Sequence[float], ms: Sequence[float]) -> float:
+    """The median over rounds of the baseline's time over this one's in the same round (above 1: faster)."""
+    return statistics.median(base / own for base, own in zip(baseline_ms, ms, strict=True))
 
 
 def tflops(m: int, n: int, k: int, ms: float) -> float:
@@ -217,8 +307,11 @@ def run_main(kernel: Callable[..., Any], title: str, shapes: Sequence[tuple[int,
     m, n, k = BENCH_SHAPE
     a, b = random_operands(m, n, k)
     c = torch.empty(m, n, dtype=torch.float16, device="cuda")
-    ours = time_ms(lambda: kernel(m, n, k, a, b, c))
-    cublas = time_ms(lambda: torch.matmul(a, b.T, out=c))
+    ms = interleaved({"ours": lambda: kernel(m, n, k, a, b, c), "cublas": lambda: torch.matmul(a, b.T, out=c)},
+                     MAIN_ROUNDS, MAIN_WARMUP_S, MAIN_REPEATS)  # fmt: skip
+    ours, cublas = statistics.median(ms["ours"]), statistics.median(ms["cublas"])
     print(f"  {m}x{n}x{k} fp16: {ours:.3f} ms, {tflops(m, n, k, ours):.0f} TFLOPS")
     print(f"  cuBLAS (torch.matmul): {cublas:.3f} ms, {tflops(m, n, k, cublas):.0f} TFLOPS")
-    print(f"  ratio to cuBLAS: {cublas / ours:.2f}")
+    print(f"  ratio to cuBLAS: {paired_ratio(ms['cublas'], ms['ours']):.2f}")
+    print(f"  timed as the site times, in fewer rounds: {MAIN_ROUNDS} alternating rounds of {MAIN_WARMUP_S:g} s "
+          f"warm-up + {MAIN_REPEATS} calls, L2 flushed; the site's numbers: python -m matmul_bench record")  # fmt: skip

@@ -3,6 +3,7 @@ run, 2 bad usage (nothing runs), 3 a wrong result (nothing of it recorded)."""
 
 from __future__ import annotations
 
+import argparse
 import functools
 import importlib
 import sys
@@ -95,23 +96,40 @@ COMMANDS: dict[str, tuple[str, Callable[[list[str]], int], tuple[str, ...]]] = {
 INTERNAL = {"worker": command("worker"), "tryit-child": command("tryit", "child_main")}
 
 
-def usage() -> str:
-    """The list of commands."""
-    lines = [f"usage: {PROG} <command> [options]   ({PROG} <command> --help for its options)", "", "commands:"]
-    return "\n".join(lines + [f"  {name:<11} {what}" for name, (what, _, _) in COMMANDS.items()])
+def parser() -> argparse.ArgumentParser:
+    """The command line's first word: one subcommand per entry of COMMANDS (the internal ones work, unlisted)."""
+    top = argparse.ArgumentParser(
+        prog=PROG,
+        usage=f"{PROG} <command> [options]",
+        description="The tooling's one command line. Exit status: 0 done, 1 could not run, 2 bad usage (nothing "
+        "runs), 3 a wrong result (nothing of it recorded).",
+        epilog=f"{PROG} <command> --help lists a command's options.",
+        formatter_class=lambda prog: argparse.HelpFormatter(prog, max_help_position=18, width=120),  # as the code
+    )
+    commands = top.add_subparsers(dest="command", metavar="<command>", title="commands", required=True)
+    for name, (what, _, _) in COMMANDS.items():
+        commands.add_parser(name, help=what, add_help=False)  # its options are its own parser's
+    for name in INTERNAL:
+        commands.add_parser(name, add_help=False)  # no help: left out of the list
+    return top
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Dispatch to a command; an unknown one is a usage error."""
+    """Run a command on the rest of the line; no command, or an unknown one, is a usage error (status 2)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] in ("-h", "--help"):
-        print(usage(), file=sys.stdout if argv else sys.stderr)
-        return 0 if argv else 2
-    name, rest = argv[0], argv[1:]
-    if name in INTERNAL:
-        return INTERNAL[name](rest)
-    if name not in COMMANDS:
-        print(f"{usage()}\n\n{PROG}: error: unknown command {name!r}", file=sys.stderr)
+    top = parser()
+    if not argv:
+        top.print_help(sys.stderr)
         return 2
+    if argv[0] not in {"-h", "--help", *COMMANDS, *INTERNAL}:  # argparse's own message would name the internal ones
+        top.print_usage(sys.stderr)
+        print(f"{PROG}: error: unknown command {argv[0]!r} ({PROG} --help lists them)", file=sys.stderr)
+        return 2
+    try:
+        name = top.parse_args(argv[:1]).command  # the first word only: the rest is the command's to parse
+    except SystemExit as exc:  # --help
+        return int(exc.code or 0)
+    if name in INTERNAL:
+        return INTERNAL[name](argv[1:])
     _, run, before = COMMANDS[name]
-    return run([*before, *rest])
+    return run([*before, *argv[1:]])

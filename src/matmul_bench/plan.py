@@ -110,7 +110,7 @@ class Plan:
     autotune: bool
     quick: bool
     out: Path | None  # None: plots/results/<gpu>.json (build/quick/<gpu>.json with --quick)
-    backend: str = "cuda"  # "fake": the CPU tests' stand-in GPU
+    backend: str = "cuda"  # or "module:factory", which a worker imports: the CPU tests' fake GPU (tests/fake_gpu.py)
     fake: dict[str, Any] = field(default_factory=dict)  # the fake's fail_check and missing_peers
     git_commit: str | None = None  # None: ask git
 

@@ -7,11 +7,9 @@ when wrong (as at N % 8 != 0), its failed checks in the answer's ``checks`` (the
 
 from __future__ import annotations
 
+import importlib
 import json
-import math
-import statistics
 import sys
-import time
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -53,7 +51,7 @@ class CudaBackend:
         self.kernels: dict[str, Any] = {}
         self.operands: dict[Shape, Any] = {}
         self.uuid = ""
-        self.flush: Any = None  # 512 MiB, zeroed before each timed call: several times the 50-60 MB L2
+        self.timer: Any = None  # common.CudaTimer: the L2 flush buffer, events and clock of the timing loop
 
     def device(self) -> dict[str, Any]:
         """CUDA device 0, refused unless it is a Hopper GPU."""
@@ -105,37 +103,12 @@ class CudaBackend:
 
     def time_ms(self, prepared: Prepared, warmup_s: float, repeats: int) -> Timing:
         """The median of ``repeats`` timed calls (L2 flushed before each, CUDA events) after ``warmup_s`` seconds of
-        the same loop: the power and clock state the timed calls meet is this implementation's, not its neighbour's."""
-        import torch
-
-        if self.flush is None:
-            self.flush = torch.empty(512 * 1024 * 1024 // 4, dtype=torch.int32, device="cuda")
-        began, batch = time.perf_counter(), 1
-        while True:  # in batches of about 20 ms, so that the host never runs more than that ahead of the GPU
-            start = time.perf_counter()
-            for _ in range(batch):
-                self.flush.zero_()
-                prepared.call()
-            torch.cuda.synchronize()
-            now = time.perf_counter()
-            if now - began >= warmup_s:
-                break
-            batch = max(1, min(10_000, int(0.02 * batch / max(now - start, 1e-6))))
-        anchor = torch.cuda.Event(enable_timing=True)  # recorded on the idle GPU right after a host timestamp
-        events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(repeats)]
-        host = time.perf_counter()
-        anchor.record()
-        for start_event, end_event in events:
-            self.flush.zero_()
-            start_event.record()
-            prepared.call()
-            end_event.record()
-        torch.cuda.synchronize()
-        times = [s.elapsed_time(e) for s, e in events]
-        window_ms = anchor.elapsed_time(events[-1][1]) - anchor.elapsed_time(events[0][0])
-        settled = began + warmup_s / 2.0  # readings from here on describe this implementation's loop
-        return Timing(statistics.median(times), (settled, host + anchor.elapsed_time(events[-1][1]) / 1e3),
-                      sum(times) / max(window_ms, 1e-9))  # fmt: skip
+        the same loop (common.time_loop): the power and clock state the timed calls meet is this implementation's."""
+        common = kernels.load("common")
+        if self.timer is None:  # one flush buffer for the whole process
+            self.timer = common.CudaTimer()
+        timed = common.time_loop(prepared.call, warmup_s, repeats, self.timer)
+        return Timing(timed.ms, timed.span, timed.busy)
 
     def sampler(self) -> machine.WindowSampler:
         """NVML's clock and power, polled while a window is open."""
@@ -149,80 +122,6 @@ class CudaBackend:
             prepared.call()
             torch.cuda.synchronize()
             then()
-
-
-FAKE_DEVICE = {"name": "NVIDIA H200", "sm_count": 132, "compute_capability": "9.0", "memory_gb": 139.8, "uuid": "",
-               "driver": "580.159.04", "sm_max": 1980.0, "mem_max": 3201.0, "power_limit_w": 700.0}  # fmt: skip
-# The fake's milliseconds at 8192^3 (others 1.6).
-FAKE_MS = {"v0": 3.5, "v1": 2.0, "v2": 1.9, "v3": 1.9, "v4": 1.65, "v5": 1.7, "v6": 1.6, "v7": 1.55, "v8": 1.5,
-           "cublas": 1.5, "triton-templates": 1.58, "quack": 1.45, "quack-autotuned": 1.42}  # fmt: skip
-FAKE_TAU_S = 0.05  # how fast the fake GPU's power state follows the running impl (made up)
-FAKE_POWER_EFFECT = 0.2  # relative speed per unit of power-state difference
-
-
-class FakeBackend(CudaBackend):
-    """A stand-in GPU for the CPU tests: made-up times, and a power state that its neighbour leaves behind.
-
-    Each impl draws power in proportion to its speed (cuBLAS 1.0); the state follows the running impl's draw with
-    time constant FAKE_TAU_S (simulated, nothing sleeps). An impl meeting a cooler state than its own runs faster
-    (power headroom), a hotter one slower, by FAKE_POWER_EFFECT per unit: the warm-up makes its time its own."""
-
-    def __init__(self, fake: dict[str, Any], process: int) -> None:
-        super().__init__()
-        self.fail, self.missing, self.process = fake.get("fail_check"), set(fake.get("missing_peers") or ()), process
-        self.inexact = fake.get("inexact_baseline")  # True: cuBLAS fails every check; a list [[m, n, k], ...]: those
-        self.rounds: dict[int, int] = {}
-        self.state = 0.0  # an idle GPU
-        self.draws: dict[int, float] = {}
-
-    def device(self) -> dict[str, Any]:
-        """The H200 the tests pretend to have."""
-        return dict(FAKE_DEVICE)
-
-    def software(self) -> dict[str, str]:
-        """Made-up versions."""
-        return {"cuda": "13.0", "torch": "fake", "tilus": "fake", "python": "3.12.3"}
-
-    def peer_version(self, impl: dict[str, Any]) -> str | None:
-        """No peer is installed on the fake."""
-        return None
-
-    def prepare(self, impl: dict[str, Any], shape: Shape) -> Prepared:
-        """An impl whose call returns its made-up time; ``fail_check`` fails, ``missing_peers`` cannot import,
-        ``inexact_baseline`` makes cuBLAS miss the tolerance on 3 elements (at every shape, or at those listed)."""
-        if impl["name"] in self.missing:
-            raise ModuleNotFoundError(f"No module named {impl['kind']!r} (the fake backend's stand-in)")
-        scale = FAKE_MS.get(impl["name"], 1.6)
-        ms = scale * shape[0] * shape[1] * shape[2] / 8192**3
-
-        def check(at: Shape) -> dict[str, Any]:
-            inexact = impl["kind"] == "cublas" and (self.inexact is True or list(at) in (self.inexact or []))
-            bad = 17 if impl["name"] == self.fail else 3 if inexact else 0
-            return {"ok": not bad, "bad": bad, "max_abs_err": 7.0 if bad else 1e-4}
-
-        prepared = Prepared(lambda: ms, dict(impl["config"] or {"block_m": 128}), impl["title"] or impl["name"], check)
-        self.draws[id(prepared)] = FAKE_MS["cublas"] / scale  # power in proportion to speed, cuBLAS's 1.0
-        return prepared
-
-    def time_ms(self, prepared: Prepared, warmup_s: float, repeats: int) -> Timing:
-        """The made-up time at the state the warm-up left, scaled by a clock of this process and round; the span
-        reaches past the call, so that the sampler's reading as the window closes falls inside it on a loaded CPU."""
-        round_ = self.rounds[id(prepared)] = self.rounds.get(id(prepared), -1) + 1
-        base_ms = prepared.call()
-        draw = self.draws[id(prepared)]
-        self.state = draw + (self.state - draw) * math.exp(-warmup_s / FAKE_TAU_S)
-        ms = base_ms * (1.0 + FAKE_POWER_EFFECT * (self.state - draw))
-        self.state = draw + (self.state - draw) * math.exp(-repeats * ms / 1e3 / FAKE_TAU_S)
-        began = time.perf_counter()
-        time.sleep(0.002)
-        return Timing(ms * (1.0 + 0.05 * ((self.process * 3 + round_) % 4) / 3), (began, began + 0.05), 0.95)
-
-    def sampler(self) -> machine.WindowSampler:
-        """A constant clock and power."""
-        return machine.WindowSampler(lambda: (1755.0, 690.0))
-
-    def profile(self, prepared: Prepared) -> None:
-        """Nothing to profile."""
 
 
 def tuned(kernel: Any) -> dict[str, Any]:
@@ -317,13 +216,24 @@ def build(spec: dict[str, Any], autotune: bool) -> dict[str, Any]:
     return answer
 
 
+def make_backend(job: dict[str, Any]) -> CudaBackend:
+    """The job's backend: "cuda", or "module:factory", a callable that makes one from the job (the CPU tests' fake
+    GPU, imported from the child's PYTHONPATH)."""
+    name = job.get("backend") or "cuda"
+    if name == "cuda":
+        return CudaBackend(bool(job.get("autotune")))
+    module, _, attribute = name.partition(":")
+    if not module or not attribute:
+        raise ValueError(f'backend {name!r}: give "cuda" or "module:factory"')
+    return getattr(importlib.import_module(module), attribute)(job)
+
+
 def run_job(job: dict[str, Any]) -> tuple[dict[str, Any], int]:
     """A job's answer and this process's exit status."""
     autotune = bool(job.get("autotune"))
     if job["mode"] == "build":
         return build(job["build"], autotune), 0  # a wrong build is the answer, not a failure
-    fake = job.get("backend") == "fake"
-    backend = FakeBackend(job.get("fake") or {}, job["settings"].get("process", 0)) if fake else CudaBackend(autotune)
+    backend = make_backend(job)
     answer: dict[str, Any] = {"error": None, "device": backend.device(), "runs": []}
     if job["mode"] == "probe":
         answer["software"] = backend.software()
