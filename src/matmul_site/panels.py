@@ -18,8 +18,8 @@ from typing import Any
 from matmul_data import budget, loader
 
 # The walks the pages quote: (value prefix, version whose build and tile it is, the swizzle_size, None: its own).
-WALKS = (("v0", "v0", None), ("v1", "v1", None), ("v3", "v3", None), ("v4", "v4", None), ("v6", "v6", None),
-         ("v4-sw8", "v4", 8), ("v4-sw16", "v4", 16))  # fmt: skip
+WALKS = (("v0", "v0", None), ("v1", "v1", None), ("v2", "v2", None), ("v3", "v3", None), ("v4", "v4", None),
+         ("v6", "v6", None), ("v4-sw8", "v4", 8), ("v4-sw16", "v4", 16))  # fmt: skip
 
 
 @dataclass(frozen=True)
