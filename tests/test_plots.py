@@ -25,7 +25,7 @@ from fake_field import with_field
 from fake_results import fake_file, provenance
 from matmul_bench import rerun
 from matmul_data import paths, results, versions
-from matmul_site import chartkit, charts, numfmt, render
+from matmul_site import chartkit, charts, numfmt, table_captions
 
 
 @pytest.fixture(scope="session")
@@ -80,7 +80,7 @@ def test_no_caption_or_method_text_is_drawn_into_a_chart(data: dict[str, Any]) -
     drawn += [charts.steps_chart(data), charts.replication_chart(replicated(data))]
     for fig in drawn:
         words = " ".join(texts(fig) + [t.get_text() for t in fig.legends[0].get_texts()] if fig.legends else texts(fig))
-        assert render.ladder_caption(data) not in words and render.sweep_caption(data) not in words
+        assert table_captions.ladder_caption(data) not in words and table_captions.sweep_caption(data) not in words
         assert not [m for m in method_words(data) if m in words], words
 
 
