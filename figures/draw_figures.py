@@ -1,7 +1,7 @@
 """Redraw every diagram of the tutorial: `python figures/draw_figures.py [--out DIR] [--png DIR] [NAME ...]`.
 
 Each figures/<name>.py draws figures/<name>.svg; the list of names lives in figures/catalog.py.
-Needs only matplotlib: no GPU, no torch, no tilus.
+Needs only matplotlib and this project (its chart kit, matmul_site.chartkit): no GPU, no torch, no tilus.
 """
 
 from __future__ import annotations

@@ -1,14 +1,14 @@
-"""Shared look of the tutorial's diagrams: palette, fonts, drawing helpers, reproducible SVG output.
+"""Shared look of the tutorial's diagrams: palette, sizes, drawing helpers (boxes, cells, arrows, notes, legends).
 
 Every diagram is drawn on one full-figure axes whose data units are tenths of an inch (a 70 x 30
 figure is 7 in x 3 in), on a white rounded panel with dark text, so it reads the same on furo's
-light and dark backgrounds. `render` writes an SVG that is byte-for-byte the same on every run.
+light and dark backgrounds. The font, the text measuring and the dateless, atomically written SVG are the
+charts' kit (matmul_site.chartkit): `render` writes an SVG that is byte-for-byte the same on every run.
 """
 
 from __future__ import annotations
 
-import os
-import tempfile
+import argparse
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,16 +17,15 @@ from typing import Any
 import matplotlib
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from matplotlib.font_manager import FontProperties
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
-from matplotlib.textpath import TextPath
+
+from matmul_site.chartkit import FONT, INK, PANEL, text_width_in, write_svg
 
 UNIT_IN = 0.1  # one data unit is a tenth of an inch
 
-# Text colours: both have a contrast ratio far above 4.5:1 on the white panel and on every fill below.
-INK = "#1b1b1b"
+# Text colours (INK and the white PANEL are the charts'): both have a contrast ratio far above 4.5:1 on the panel
+# and on every fill below.
 MUTED = "#4a4a4a"
-PANEL = "#ffffff"
 PANEL_EDGE = "#c8c8c8"
 
 # One role, one colour, in every figure: (fill, edge). Fills are light so dark text stays legible.
@@ -58,7 +57,7 @@ RC: dict[str, Any] = {
     "svg.hashsalt": "hopper-matmul-figures",  # fixed clip-path/marker ids instead of random ones
     "svg.id": None,
     "font.family": "sans-serif",
-    "font.sans-serif": ["DejaVu Sans"],  # ships with matplotlib, so layout is the same on every machine
+    "font.sans-serif": [FONT],  # ships with matplotlib, so layout is the same on every machine
     "font.size": FONT_SIZE,
     "text.color": INK,
     "text.usetex": False,
@@ -68,7 +67,7 @@ RC: dict[str, Any] = {
     "savefig.dpi": 100,
 }
 
-SVG_METADATA = {"Date": None, "Creator": None, "Format": None, "Type": None}
+SVG_METADATA = {"Creator": None, "Format": None, "Type": None}  # no tool or version (the kit drops the date)
 
 
 @contextmanager
@@ -213,9 +212,8 @@ def note(ax: Axes, x: float, y: float, s: str, *, fontsize: float = SMALL, ha: s
 
 
 def text_width(s: str, fontsize: float = FONT_SIZE, bold: bool = False) -> float:
-    """Width in data units of one line of text in DejaVu Sans (what matplotlib lays out with)."""
-    prop = FontProperties(family="DejaVu Sans", weight="bold" if bold else "normal")
-    return TextPath((0, 0), s, size=fontsize, prop=prop).get_extents().width / 72.0 / UNIT_IN
+    """Width in data units of one line of text, as its glyphs' outlines reach (the kit's font and measure)."""
+    return text_width_in(s, fontsize, "bold" if bold else "normal", ink=True) / UNIT_IN
 
 
 def legend_row(ax: Axes, x: float, y: float, items: list[tuple[tuple[str, str], str]], *, gap: float = 2.0) -> float:
@@ -227,28 +225,11 @@ def legend_row(ax: Axes, x: float, y: float, items: list[tuple[tuple[str, str], 
     return x - gap
 
 
-def _write_atomically(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, 0o644)  # mkstemp creates 0600; the committed figures are world-readable
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-
-
 def render(draw: Callable[[], Figure], out: Path, png: Path | None = None) -> Path:
     """Draw with our RC active and write the SVG atomically (plus a PNG preview when asked)."""
-    import io
-
     with figure_context():
         fig = draw()
-        buf = io.BytesIO()
-        fig.savefig(buf, format="svg", metadata=SVG_METADATA, facecolor="none")
-        _write_atomically(out, buf.getvalue())
+        write_svg(fig, out, metadata=SVG_METADATA, facecolor="none")
         if png is not None:
             fig.savefig(png, format="png", dpi=150, facecolor="#131416")  # preview on furo's dark background
     return out
@@ -256,8 +237,6 @@ def render(draw: Callable[[], Figure], out: Path, png: Path | None = None) -> Pa
 
 def main_for(draw: Callable[[], Figure], name: str, argv: list[str] | None = None) -> None:
     """`python figures/<name>.py [--out DIR] [--png DIR]`: what each figure script runs as __main__."""
-    import argparse
-
     parser = argparse.ArgumentParser(description=f"Draw figures/{name}.svg")
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent, help="folder for the SVG")
     parser.add_argument("--png", type=Path, default=None, help="also write a PNG preview into this folder")

@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 from matplotlib.text import Text
 from matplotlib.transforms import Affine2D, Bbox
 
-from matmul_site import chartkit, charts
+from matmul_site import chart_parts, chartkit
 
 SMALLEST_PT_ON_A_PHONE = 9.0
 CSS_PX_PER_INCH = 96  # an SVG of W inches (72 W pt) is W * 96 CSS px wide where the browser shows it unscaled
@@ -81,12 +81,12 @@ def phone_scale(fig: Figure) -> float:
 
 
 def peak_marks(fig: Figure) -> list[Bbox]:
-    """Where each peak mark (``charts.PEAK_GID``) lands, in display pixels: a line across a bar, or a point's
+    """Where each peak mark (``chart_parts.PEAK_GID``) lands, in display pixels: a line across a bar, or a point's
     marker."""
     boxes = []
     for ax in fig.axes:
         for artist in [*ax.collections, *ax.lines]:
-            if artist.get_gid() != charts.PEAK_GID:
+            if artist.get_gid() != chart_parts.PEAK_GID:
                 continue
             if hasattr(artist, "get_segments"):
                 segments = [ax.transData.transform(segment) for segment in artist.get_segments()]

@@ -21,7 +21,7 @@ from fake_field import with_field
 from fake_results import fake_file
 from matmul_bench import rerun
 from matmul_data import paths
-from matmul_site import charts
+from matmul_site import chart_parts
 
 
 @pytest.fixture(params=["recorded", "made-up"])
@@ -54,7 +54,7 @@ def test_the_layout_check_sees_overlap_clipping_small_and_truncated_text() -> No
     fig.text(0.1, 0.9, "V7 an epilogue without...", fontsize=20)
     fig.text(0.1, 0.2, "tiny", fontsize=4)
     ax = fig.add_axes((0.1, 0.3, 0.8, 0.15), xlim=(0, 10), ylim=(0, 1))
-    ax.vlines([2.0, 9.0], 0.2, 0.8, gid=charts.PEAK_GID)
+    ax.vlines([2.0, 9.0], 0.2, 0.8, gid=chart_parts.PEAK_GID)
     ax.text(1.0, 0.5, "a value over its mark", va="center")
     problems = "\n".join(layout_problems(fig))
     plt.close(fig)

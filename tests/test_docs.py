@@ -25,7 +25,7 @@ import early
 from fake_results import fake_file
 from matmul_bench import rerun
 from matmul_data import budget, paths, results, stats, versions
-from matmul_site import render
+from matmul_site import method_tables
 from matmul_site.numfmt import NOT_MEASURED
 from matmul_site.sphinx import kernel_source
 
@@ -516,7 +516,7 @@ CAPTION = re.compile(
 def test_captions_are_short_and_link_the_method_which_only_the_method_page_tells(site: Path) -> None:
     data = results.load_default()
     # The method's own words as the page shows them: its field names ("method.verdicts.band") replaced by their values.
-    method = [render.method_text(data["method"][key], data["method"])
+    method = [method_tables.method_text(data["method"][key], data["method"])
               for key in ("timer", "l2_flush", "order", "statistic", "interval")]  # fmt: skip
     told = {}
     seen = 0

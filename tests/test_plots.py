@@ -25,7 +25,7 @@ from fake_field import with_field
 from fake_results import fake_file, provenance
 from matmul_bench import rerun
 from matmul_data import paths, results, versions
-from matmul_site import chartkit, charts, numfmt, render
+from matmul_site import chart_parts, chartkit, charts, numfmt, table_captions
 
 
 @pytest.fixture(scope="session")
@@ -80,7 +80,7 @@ def test_no_caption_or_method_text_is_drawn_into_a_chart(data: dict[str, Any]) -
     drawn += [charts.steps_chart(data), charts.replication_chart(replicated(data))]
     for fig in drawn:
         words = " ".join(texts(fig) + [t.get_text() for t in fig.legends[0].get_texts()] if fig.legends else texts(fig))
-        assert render.ladder_caption(data) not in words and render.sweep_caption(data) not in words
+        assert table_captions.ladder_caption(data) not in words and table_captions.sweep_caption(data) not in words
         assert not [m for m in method_words(data) if m in words], words
 
 
@@ -153,8 +153,8 @@ def peak_marks_at(fig: Any) -> list[float]:
     """The x of every peak mark a chart drew (a line across a bar, or a point's marker), in TFLOPS."""
     xs = []
     for ax in fig.axes:
-        xs += [seg[0][0] for c in ax.collections if c.get_gid() == charts.PEAK_GID for seg in c.get_segments()]
-        xs += [x for line in ax.lines if line.get_gid() == charts.PEAK_GID for x in line.get_xdata()]
+        xs += [seg[0][0] for c in ax.collections if c.get_gid() == chart_parts.PEAK_GID for seg in c.get_segments()]
+        xs += [x for line in ax.lines if line.get_gid() == chart_parts.PEAK_GID for x in line.get_xdata()]
     return sorted(xs)
 
 
@@ -182,7 +182,7 @@ def test_every_tflops_chart_marks_the_peak_at_each_rows_clock_and_none_for_a_sus
     expected = sms_x_4096_x_clock(data, shown)
     assert len(expected) == len(shown) - 2  # no mark for the suspect row, nor for the one without a clock
     assert peak_marks_at(fig) == pytest.approx(expected)
-    assert charts.SUSPECT_KEY in [t.get_text() for legend in fig.legends for t in legend.get_texts()]
+    assert chart_parts.SUSPECT_KEY in [t.get_text() for legend in fig.legends for t in legend.get_texts()]
     assert not layout_problems(fig), layout_problems(fig)
 
 
@@ -198,7 +198,7 @@ def test_each_bars_label_gives_its_share_of_the_peak_or_says_its_clock_is_suspec
     row, suspect = rows[CLOCKED], rows[SUSPECT]
     share = 100 * row["tflops"] / (data["gpu"]["sm_count"] * 4096 * row["sm_clock_mhz"] / 1e6)
     assert f"{row['tflops']:.0f} ({share:.0f}%)" in words
-    assert f"{suspect['tflops']:.0f} ({charts.SUSPECT_CLOCK})" in words
+    assert f"{suspect['tflops']:.0f} ({chart_parts.SUSPECT_CLOCK})" in words
     assert f"{rows[UNCLOCKED]['tflops']:.0f}" in words  # no clock: its TFLOPS alone
 
 

@@ -18,7 +18,7 @@ import fake_results
 from fake_field import with_field
 from fake_results import fake_file
 from matmul_data import budget, field, loader, paths, results, stats, versions
-from matmul_site import field_pages, numfmt, render
+from matmul_site import chapter_tables, doc_pages, field_pages, method_tables, numfmt, page_values, phrases, render
 from matmul_site.numfmt import NOT_MEASURED
 
 TIMES = "\u00d7"
@@ -61,8 +61,8 @@ def test_the_committed_generated_files_are_what_the_committed_data_gives() -> No
 
 
 def test_every_name_the_pages_use_has_a_value_in_the_committed_data(record: dict[str, Any]) -> None:
-    named = render.values(results.load_default(), record)
-    missing = {name: page for name, page in render.used_names().items() if name not in named}
+    named = page_values.values(results.load_default(), record)
+    missing = {name: page for name, page in doc_pages.used_names().items() if name not in named}
     assert missing == {}, "names with no value (a typo, or data not recorded yet)"
 
 
@@ -134,7 +134,7 @@ def _set_step(data: dict[str, Any], impl: str, median: float, low: float, high: 
 
 
 def test_ladder_values_print_with_their_units(data: dict[str, Any], record: dict[str, Any]) -> None:
-    named, row = render.values(data, record), data["ladder"]["rows"]["v3"]
+    named, row = page_values.values(data, record), data["ladder"]["rows"]["v3"]
     assert named["v3.tflops"] == f"{row['tflops']:.0f} TFLOPS"
     assert named["v3.ms"] == f"{row['latency_ms']:.3f} ms"
     assert named["v3.sm_clock"] == f"{row['sm_clock_mhz']:.0f} MHz"
@@ -146,7 +146,7 @@ def test_steps_and_ratios_speak_by_the_rule(data: dict[str, Any], record: dict[s
     _set_step(data, "v3", 0.99, 0.97, 1.02)
     _set_step(data, "v5", 0.93, 0.91, 0.95)
     data["ladder"]["rows"]["v6"]["ratio_to_cublas"] = {"median": 0.95, "low": 0.94, "high": 0.96}
-    named = render.values(data, record)
+    named = page_values.values(data, record)
     assert named["v2.step"] == f"pays: 1.04{TIMES} [1.02, 1.06]"
     assert named["v3.step"] == f"is unresolved at \u00b11.5%: 0.99{TIMES} [0.97, 1.02]"
     assert named["v5.step"] == f"costs: 0.93{TIMES} [0.91, 0.95]"
@@ -160,7 +160,7 @@ def test_a_sentence_gets_the_plain_median_and_the_word_and_the_interval_stays_in
 ) -> None:
     _set_step(data, "v5", 0.93, 0.91, 0.95)
     data["ladder"]["rows"]["v6"]["ratio_to_cublas"] = {"median": 0.95, "low": 0.94, "high": 0.96}
-    named = render.values(data, record)
+    named = page_values.values(data, record)
     assert (named["v5.step_ratio"], named["v5.verdict"]) == (f"0.93{TIMES}", "costs")
     assert (named["v5.reversed_ratio"], named["v5.reversed_verdict"]) == (f"1.08{TIMES}", "pays")
     assert (named["v6.cublas_ratio"], named["v6.cublas_verdict"]) == (f"0.95{TIMES}", "behind")
@@ -170,11 +170,11 @@ def test_a_sentence_gets_the_plain_median_and_the_word_and_the_interval_stays_in
 def test_a_steps_rows_per_clock_figure_divides_out_its_reference_rows_clock_in_the_same_run(
     data: dict[str, Any], record: dict[str, Any]
 ) -> None:
-    named = render.values(data, record)
+    named = page_values.values(data, record)
     run = next(r for r in data["steps"] if any(row.get("step") for row in r["rows"].values()))
     impl, row = next((i, r) for i, r in run["rows"].items() if r.get("step"))
     over = run["rows"][row["step"]["over"]]
-    slug = f"{render.run_slug(run)}.{impl}"
+    slug = f"{phrases.run_slug(run)}.{impl}"
     expected = row["step"]["median"] * over["sm_clock_mhz"] / row["sm_clock_mhz"]
     assert named[f"{slug}.per_clock"] == f"{expected:.2f}{TIMES}"
     assert named[f"{slug}.over_clock"] == f"{over['sm_clock_mhz']:.0f} MHz"
@@ -188,9 +188,9 @@ def test_every_ratio_prints_with_two_decimals() -> None:
 
 
 def test_steps_rows_are_named_alone_and_with_their_runs_shape(data: dict[str, Any], record: dict[str, Any]) -> None:
-    named = render.values(data, record)
+    named = page_values.values(data, record)
     for run in data["steps"]:
-        shape = render.shape_name(results.shape_of(run))
+        shape = numfmt.shape_name(results.shape_of(run))
         for impl, row in run["rows"].items():
             assert named[f"{impl}:{shape}.tflops"] == f"{row['tflops']:.0f} TFLOPS"
             assert f"{impl}.tflops" in named
@@ -198,13 +198,13 @@ def test_steps_rows_are_named_alone_and_with_their_runs_shape(data: dict[str, An
 
 def test_latest_is_the_newest_measured_version(data: dict[str, Any], record: dict[str, Any]) -> None:
     newest = versions.names()[-1]
-    assert render.values(data, record)["latest.label"] == versions.label(newest)
+    assert page_values.values(data, record)["latest.label"] == versions.label(newest)
     del data["ladder"]["rows"][newest]
-    assert render.values(data, record)["latest.label"] == versions.label(versions.names()[-2])
+    assert page_values.values(data, record)["latest.label"] == versions.label(versions.names()[-2])
 
 
 def test_build_values_and_sizes_come_from_the_record_and_tuned(record: dict[str, Any]) -> None:
-    named, v7 = render.values(None, record), record["versions"]["v7"]
+    named, v7 = page_values.values(None, record), record["versions"]["v7"]
     assert named["v7.registers"] == str(v7["registers"])
     assert named["v7.spills"] == "no spills" or "spill stores" in named["v7.spills"]
     c = versions.get("v6").tuned
@@ -213,21 +213,21 @@ def test_build_values_and_sizes_come_from_the_record_and_tuned(record: dict[str,
 
 
 def test_the_build_table_shows_what_moved_and_names_the_rest(record: dict[str, Any]) -> None:
-    table, unchanged = render.build_table("v7", record)
+    table, unchanged = chapter_tables.build_table("v7", record)
     assert table[0] == ["Build fact", "V6", "V7"]
     moved = {row[0] for row in table[1:]}
     assert all(row[1] != row[2] for row in table[1:]) and unchanged.startswith("Unchanged: ")
     assert not any(label in unchanged for label in moved)
-    first, note = render.build_table(versions.names()[0], record)
+    first, note = chapter_tables.build_table(versions.names()[0], record)
     assert len(first[0]) == 2 and note == ""
 
 
 def test_the_tile_table_gives_v7s_tile_and_the_models_pick_at_each_shape() -> None:
-    rows = render.tile_choices_table()
-    assert len(rows) == 1 + len(render.TILE_CHOICE_SHAPES)
+    rows = chapter_tables.tile_choices_table()
+    assert len(rows) == 1 + len(chapter_tables.TILE_CHOICE_SHAPES)
     model = loader.load("tile_model")
-    for row, token in zip(rows[1:], render.TILE_CHOICE_SHAPES, strict=True):
-        m, n, k = render.shape_of(token)
+    for row, token in zip(rows[1:], chapter_tables.TILE_CHOICE_SHAPES, strict=True):
+        m, n, k = numfmt.shape_of(token)
         assert row[2] == model.choose(m, n, k, model.H100_SMS).name.replace("x", f" {TIMES} ")
 
 
@@ -241,17 +241,17 @@ def test_a_suspect_rows_clock_and_power_are_not_printed_and_no_share_of_the_peak
 ) -> None:
     row = data["ladder"]["rows"]["v7"]
     row.update(sm_clock_mhz=1965.0, power_w=662.0, efficiency=0.62, suspect=True)
-    named = render.values(data, None)
+    named = page_values.values(data, None)
     assert named["v7.sm_clock"].startswith("not shown (") and "1965" not in named["v7.sm_clock"]
     assert named["v7.power"] == "not shown" and "v7.peak_fraction" not in named
     row.update(suspect=False)
-    named = render.values(data, None)
+    named = page_values.values(data, None)
     assert (named["v7.sm_clock"], named["v7.power"]) == ("1965 MHz", "662 W")
 
 
 def test_try_it_outcomes_read_from_the_file() -> None:
     data = fake_results.provenance() | {"tryit": fake_results.fake_tryit()}
-    named = render.values(data, None)
+    named = page_values.values(data, None)
     assert named["v5-release-before-wait.result"] == "exact"
     checks = f"(2 at 8192\u00b3, 1 at 1000{TIMES}8192{TIMES}8192)"
     assert named["v5-release-before-wait.outcome"] == f"exact in all 3 checks {checks}"
@@ -264,8 +264,8 @@ def test_try_it_outcomes_read_from_the_file() -> None:
 
 def test_a_try_it_table_quotes_the_steps_rows_the_try_it_spec_records(data: dict[str, Any]) -> None:
     quoted = 0
-    for version, entries in render.tryit_spec().RECORDED.items():
-        text = render.csv_text(render.tryit_table(version, data))
+    for version, entries in chapter_tables.tryit_spec().RECORDED.items():
+        text = render.csv_text(chapter_tables.tryit_table(version, data))
         for title, variant, _ in entries:
             runs = [r for r in results.steps_runs(data) if r["title"] == title and variant in r["rows"]]
             assert variant in text, (version, variant)
@@ -284,7 +284,7 @@ def test_every_table_the_pages_read_comes_from_the_committed_data(record: dict[s
 def test_the_peak_at_a_clock_is_the_product_of_the_printed_clock(data: dict[str, Any]) -> None:
     row = data["ladder"]["rows"]["v2"]
     row["sm_clock_mhz"] = 1417.6  # prints as 1418 MHz
-    named = render.values(data, None)
+    named = page_values.values(data, None)
     assert named["v2.sm_clock"] == "1418 MHz"
     assert named["v2.peak_at_clock"] == f"{data['gpu']['sm_count'] * 4096 * 1418e6 / 1e12:.0f} TFLOPS"
 
@@ -293,7 +293,7 @@ def test_the_peak_at_a_clock_is_the_product_of_the_printed_clock(data: dict[str,
 
 
 def test_without_data_a_value_that_is_not_measured_says_so_once_in_a_whole_sentence(record: dict[str, Any]) -> None:
-    named = render.values(None, record)
+    named = page_values.values(None, record)
     twice = {name: text for name, text in named.items() if text.count(NOT_MEASURED) > 1}
     assert twice == {}, "a sentence that says 'not measured yet' more than once"
     for name in ("field.summary", "field.held_out", "v9.ladder_sentence", "latest.headline", "latest.peak_sentence"):
@@ -305,12 +305,12 @@ def test_the_ladder_sentence_is_a_number_and_a_word_not_an_interval(
 ) -> None:
     _set_step(data, "v5", 0.93, 0.91, 0.95)
     row = data["ladder"]["rows"]["v5"]
-    text = render.values(data, record)["v5.ladder_sentence"]
+    text = page_values.values(data, record)["v5.ladder_sentence"]
     assert f"V5 runs at {row['ratio_to_cublas']['median']:.2f} of cuBLAS's speed and 0.93 times V4's" in text
     assert text.endswith("a step that costs.") and "[" not in text
     del data["ladder"]["rows"]["v5"]
-    assert render.values(data, record)["v5.ladder_sentence"] == f"The ladder has not timed V5 yet: its step over V4 " \
-                                                                f"is {NOT_MEASURED}."  # fmt: skip
+    assert page_values.values(data, record)["v5.ladder_sentence"] == \
+        f"The ladder has not timed V5 yet: its step over V4 is {NOT_MEASURED}."  # fmt: skip
 
 
 def test_the_field_sentences_count_each_halfs_verdicts_for_the_newest_version(data: dict[str, Any]) -> None:
@@ -318,13 +318,13 @@ def test_the_field_sentences_count_each_halfs_verdicts_for_the_newest_version(da
     newest = versions.names()[-1]
     held_out = results.field_runs(data, field.HELD_OUT)
     verdicts = [results.verdict(r["rows"][newest]["ratio_to_cublas"]) for r in held_out]
-    named = render.values(data, None)
+    named = page_values.values(data, None)
     ahead = f"is ahead of cuBLAS at {verdicts.count(results.PAYS)} of {len(held_out)} shapes"
     assert ahead in named["field.held_out"] and ahead in named["field.summary"].split("; on the held-out half")[1]
     assert NOT_MEASURED not in named["field.summary"] + named["field.held_out"]
     one_half = data | {"field": results.field_runs(data, field.FITTED)}
     assert named["field.summary"].startswith("On the fitted half")
-    assert render.values(one_half, None)["field.summary"].endswith(f"the held-out half is {NOT_MEASURED}.")
+    assert page_values.values(one_half, None)["field.summary"].endswith(f"the held-out half is {NOT_MEASURED}.")
 
 
 def test_the_field_table_lists_every_shape_with_the_models_tiles_then_v8_and_v9_once_recorded(
@@ -377,7 +377,7 @@ def test_the_development_check_table_reads_the_log_with_todays_rule_and_never_th
 def test_the_first_pages_headline_is_a_number_and_a_plain_word_against_cubLAS(
     data: dict[str, Any], record: dict[str, Any]
 ) -> None:
-    named = render.values(data, record)
+    named = page_values.values(data, record)
     newest = [v for v in versions.names() if v in data["ladder"]["rows"]][-1]
     headline = named["latest.headline"]
     assert versions.label(newest) in headline and named["latest.tflops"] in headline, headline
@@ -387,11 +387,11 @@ def test_the_first_pages_headline_is_a_number_and_a_plain_word_against_cubLAS(
 
 def test_the_runs_table_has_one_row_per_set_of_runs_with_short_commits() -> None:
     data = results.load_default()
-    rows = render.runs_table(data)[1:]
+    rows = method_tables.runs_table(data)[1:]
     ids = [row[1] for row in rows]
     assert len(ids) == len(set(ids)) and len(rows) <= 10, rows
     commits = [c.strip("` ") for row in rows for c in row[3].split(",")]
-    assert commits and all(len(c) == render.COMMIT_CHARS for c in commits), commits
+    assert commits and all(len(c) == method_tables.COMMIT_CHARS for c in commits), commits
 
 
 def test_the_generator_prints_shapes_one_way_and_fills_in_the_methods_field_names() -> None:
@@ -412,7 +412,7 @@ def test_a_whole_sentence_reads_with_its_values_or_says_it_is_not_measured() -> 
                      "   unmeasured: The sweep is\n   not measured yet.\n\nText |v8.whole-sweep|\n"}  # fmt: skip
     both = {"v7.sweep": "level", "latest.sweep": "ahead"}
     assert dict(whole.whole_values(page, both)) == {"v8.whole-sweep": "Over the sweep V7 is level; V8 is ahead."}
-    for named in ({"v7.sweep": "level"}, {**both, "latest.sweep": render.NOT_MEASURED}):
+    for named in ({"v7.sweep": "level"}, {**both, "latest.sweep": NOT_MEASURED}):
         assert dict(whole.whole_values(page, named)) == {"v8.whole-sweep": "The sweep is not measured yet."}
 
 
@@ -422,7 +422,7 @@ def test_each_budget_box_s_intensity_has_the_l2_yardstick_its_cap_the_rate_times
     rate = budget.l2_rate()
     assert rate is not None
     for version in record["versions"]:
-        rows = dict(render.budget_table(version, record, data))
+        rows = dict(chapter_tables.budget_table(version, record, data))
         intensity = float(rows["Intensity"].split(": ")[1].split()[0])
         assert rows["Intensity"].endswith(f" at L2's {rate.bytes_per_second / 1e12:.1f} TB/s"), version
         cap = float(rows["Intensity"].split(", ")[-1].split()[0])

@@ -14,7 +14,7 @@ import v8_checks
 from conftest import ROOT
 from matmul_bench import kernels
 from matmul_bench.plan import SWEEP_SHAPES
-from matmul_site import render
+from matmul_site import chapter_tables, numfmt, page_values
 
 tile_model = kernels.load("tile_model")
 panels_per_wave, tile_of = kernels.load("raster").panels_per_wave, kernels.load("raster").tile_of
@@ -182,7 +182,7 @@ def _busiest_with_every_edge_tile(tile: Tile, m: int, n: int, k: int) -> tuple[f
 V8_PAGE = (ROOT / "docs" / "chapters" / "v8.rst").read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize("shape", [render.shape_of(text) for text in render.TILE_CHOICE_SHAPES])
+@pytest.mark.parametrize("shape", [numfmt.shape_of(text) for text in chapter_tables.TILE_CHOICE_SHAPES])
 def test_counting_every_edge_tile_of_the_busiest_block_changes_no_choice(shape: tuple[int, int, int]) -> None:
     """tile_model.Estimate.edge_rounds charges ceil(edge tiles / SMs) edge tiles; the raster can give one block more."""
     exact = [_busiest_with_every_edge_tile(tile, *shape)[0] for tile in CANDIDATES]
@@ -269,7 +269,8 @@ def test_operand_byte_cost_refitted_to_the_record_changes_no_pick_at_a_recorded_
     q_fast = BY_NAME["128x256"].l2_bytes_per_flop + BY_NAME["128x256"].shared_bytes_per_flop
     q_slow = BY_NAME["256x128"].l2_bytes_per_flop + BY_NAME["256x128"].shared_bytes_per_flop
     fitted = (ratio - 1) / (q_slow - ratio * q_fast)  # (1 + c q_slow) / (1 + c q_fast) = ratio
-    assert fitted == pytest.approx(float(render.values(data, None)["tile_model.operand_byte_cost_refit"]), abs=0.05)
+    refit = page_values.values(data, None)["tile_model.operand_byte_cost_refit"]
+    assert fitted == pytest.approx(float(refit), abs=0.05)
     recorded = {tuple(run["shape"][d] for d in "mnk") for run in (*data["sweep"], *data["steps"])}
     assert (5120, 5120, 5120) in recorded and (5000, 3000, 4096) in recorded
     picks = {shape: choose(*shape) for shape in recorded}

@@ -1,5 +1,6 @@
 """How a caption names the runs behind a table or chart, and what a table the data cannot fill yet says; shared by the
-generator (:mod:`.render`) and the field set's pages (:mod:`.field_pages`)."""
+captions (:mod:`.table_captions`), the tables (:mod:`.chapter_tables`, :mod:`.method_tables`) and the field set's
+pages (:mod:`.field_pages`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from matmul_site.numfmt import NOT_MEASURED
 
 METHOD_LINK = ":doc:`How we measured </method>`."  # every caption ends with it
 Table = list[list[str]]
+Data = dict[str, Any] | None  # the results file, or None where there is none yet
 
 
 def independent(figures: list[dict[str, Any]]) -> list[dict[str, Any]]:

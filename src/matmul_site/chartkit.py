@@ -1,9 +1,12 @@
 """What every chart shares: style, colours, a figure with deterministic SVG output, the "not measured" panel,
-and the measured text layout that keeps every label readable on a phone (the charts: :mod:`matmul_site.charts`)."""
+and the measured text layout that keeps every label readable on a phone (the charts: :mod:`matmul_site.charts`).
+
+The one kit of the charts and the diagrams (figures/style.py draws the diagrams' boxes and arrows on it): one font,
+one way to measure text in it, one dateless SVG and one atomic write of it."""
 
 from __future__ import annotations
 
-import os
+import io
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +17,11 @@ matplotlib.use("Agg")  # never a window, never a GPU: charts are files
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.font_manager import FontProperties  # noqa: E402
-from matplotlib.textpath import TextToPath  # noqa: E402
+from matplotlib.textpath import TextPath, TextToPath  # noqa: E402
+
+from matmul_data import results  # noqa: E402
+
+FONT = "DejaVu Sans"  # ships with matplotlib: the same glyphs, so the same layout, on every machine
 
 # Colours: dark ink on a white rounded panel reads the same on light and dark page themes.
 INK = "#1b1b1b"
@@ -48,7 +55,7 @@ RIGHT_IN = 0.25  # room for half of the last tick label on the x axis
 STYLE: dict[str, Any] = {
     "svg.hashsalt": "hopper-matmul",  # fixed element ids: the same bytes on every draw
     "svg.fonttype": "path",  # glyphs as paths: the chart looks the same whatever fonts the reader has
-    "font.family": "DejaVu Sans",
+    "font.family": FONT,
     "font.size": TEXT_PT,  # labels, ticks and legends are "medium": this size
     "axes.titlesize": TITLE_PT,
     "figure.facecolor": PANEL, "axes.facecolor": PANEL, "savefig.facecolor": PANEL,
@@ -59,6 +66,7 @@ STYLE: dict[str, Any] = {
 
 
 LEGEND = dict(frameon=False, alignment="left", handlelength=1.6, columnspacing=0.9, borderaxespad=0.3)
+DATELESS = {"Date": None}  # matplotlib stamps an SVG with the time it was saved: left out, a redraw is the same bytes
 _TEXT_PATHS = TextToPath()
 
 
@@ -68,7 +76,7 @@ class DeterministicFigure(Figure):
     def savefig(self, fname: Any, *args: Any, **kwargs: Any) -> None:
         fmt = kwargs.get("format") or Path(str(fname)).suffix.lstrip(".") or "svg"
         if fmt == "svg":
-            kwargs["metadata"] = {**(kwargs.get("metadata") or {}), "Date": None}
+            kwargs["metadata"] = {**(kwargs.get("metadata") or {}), **DATELESS}
         super().savefig(fname, *args, **kwargs)
 
 
@@ -79,10 +87,14 @@ def new_figure() -> tuple[Figure, Any]:
     return fig, fig.add_subplot(1, 1, 1)
 
 
-def text_width_in(text: str, size: float = TEXT_PT, weight: str = "normal") -> float:
-    """How wide a line of text is drawn, in inches (the widest line of a multi-line text)."""
-    font = FontProperties(family=STYLE["font.family"], size=size, weight=weight)
-    widths = [_TEXT_PATHS.get_text_width_height_descent(line, font, ismath=False)[0] for line in text.splitlines()]
+def text_width_in(text: str, size: float = TEXT_PT, weight: str = "normal", *, ink: bool = False) -> float:
+    """How wide a line of text is drawn in FONT, in inches (the widest line of a multi-line text): the advance that
+    lays out what follows it, or with ``ink`` the extent of the glyphs' outlines."""
+    font = FontProperties(family=FONT, size=size, weight=weight)
+    if ink:
+        widths = [TextPath((0, 0), line, size=size, prop=font).get_extents().width for line in text.splitlines()]
+    else:
+        widths = [_TEXT_PATHS.get_text_width_height_descent(line, font, ismath=False)[0] for line in text.splitlines()]
     return max(widths, default=0.0) / 72
 
 
@@ -159,11 +171,21 @@ def empty_panel(fig: Figure, ax: Any, message: str) -> Figure:
     return fig
 
 
+def svg_bytes(fig: Figure, **options: Any) -> bytes:
+    """The figure as SVG with no date in it (``options`` go to savefig): the bytes depend only on what was drawn."""
+    out = io.BytesIO()
+    fig.savefig(out, format="svg", **{**options, "metadata": {**(options.get("metadata") or {}), **DATELESS}})
+    return out.getvalue()
+
+
+def write_svg(fig: Figure, path: Path, **options: Any) -> Path:
+    """Write the figure's dateless SVG atomically: a crash leaves the old file or the new one, never half of one."""
+    results.write_bytes_atomic(path, svg_bytes(fig, **options))
+    return path
+
+
 def save(fig: Figure, path: Path) -> Path:
-    """Write an SVG atomically (temp file + rename); the bytes depend only on the data."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    fig.savefig(tmp, format="svg")
-    os.replace(tmp, path)
+    """Write a chart's SVG atomically and close the chart."""
+    write_svg(fig, path)
     plt.close(fig)
     return path

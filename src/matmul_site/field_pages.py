@@ -19,10 +19,9 @@ from typing import Any
 
 from matmul_data import field, loader, paths, results, versions
 from matmul_site import numfmt
-from matmul_site.captions import Table, caption, runs_text
+from matmul_site.captions import Data, Table, caption, runs_text
 from matmul_site.numfmt import NOT_MEASURED, TIMES, number_word, shape_name
 
-Data = dict[str, Any] | None
 CHECK_LOG = paths.RESULTS_DIR / "logs" / "v9-check-fitted-2026-12-04.json"
 CHECK_NAME = "v9-check"  # its values: v9-check.rounds, v9-check:4096x4096x5000.pick, ...
 SHARED = {"none": "", "b": ", B shared", "a": ", A shared"}

@@ -18,10 +18,10 @@ import posixpath
 import re
 from collections.abc import Iterator
 
+from matmul_site.doc_pages import USES
 from matmul_site.numfmt import NOT_MEASURED
 
 COMMENT = re.compile(r"^([ \t]*)\.\. whole (\S+)[ \t]*\n((?:\1   .*\n)+)", re.M)
-USES = re.compile(r"(?<![\w|`])\|([A-Za-z0-9][\w.:+-]*)\|(?![\w|])")
 UNMEASURED = "unmeasured:"
 DOC = re.compile(r":doc:`([^`<]*<)?([^`<>]+)(>?)`")  # a :doc: link, made absolute: values.rst is in _generated/
 
