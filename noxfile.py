@@ -149,13 +149,16 @@ def docs(session: nox.Session) -> None:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Run pytest on the CPU (GPU tests skip themselves with the reason)."""
+    """Check the import contracts, then run pytest on the CPU (GPU tests skip themselves with the reason)."""
 
     def install() -> None:
         install_cpu_torch(session)
         install_project(session, "test")
 
     install_once(session, install)
+    # The packages' layers and no import cycles (pyproject.toml's [tool.importlinter]), from the editable install of
+    # this checkout; the import graph takes well under a second, so nothing is cached.
+    session.run("lint-imports", "--no-cache", "--no-logo")
     # Tilus draws tqdm progress bars while it builds (in the background build processes too): they would land
     # between pytest's lines. TQDM_DISABLE turns every tqdm bar off, in this process and the ones it starts.
     session.run("pytest", *session.posargs, env=TESTS_ENV)

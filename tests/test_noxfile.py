@@ -202,6 +202,18 @@ def test_the_plain_route_drops_noxs_uv_not_found_line_and_keeps_the_rest(
     assert noxfile["nox"].options.default_venv_backend.split("|")[0] == "uv", "the uv route no longer uses uv"
 
 
+def test_the_tests_session_checks_the_import_contracts_before_pytest(noxfile: dict[str, Any]) -> None:
+    session = Recorder()
+    noxfile["tests"](session)
+    ran = [args[0] for args, _ in session.runs if args[0] != "python"]  # python: which torch the install got
+    assert ran == ["lint-imports", "pytest"], ran
+    # The test extra installs it, and pyproject.toml holds its contracts for the packages under src/.
+    config = noxfile["PYPROJECT"]
+    assert any(r.startswith("import-linter") for r in config["project"]["optional-dependencies"]["test"])
+    packages = {p.name for p in (ROOT / "src").iterdir() if (p / "__init__.py").is_file()}
+    assert set(config["tool"]["importlinter"]["root_packages"]) == packages
+
+
 def test_the_tests_session_gives_pytest_an_environment_in_which_tqdm_draws_no_bar(noxfile: dict[str, Any]) -> None:
     session = Recorder()
     noxfile["tests"](session)
