@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import json
+import logging
 import os
 import re
+import shutil
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
@@ -16,6 +19,10 @@ nox.options.reuse_existing_virtualenvs = True
 # uv where nox finds it (`nox[uv]`, as .ci/run installs it, or uv on PATH): it installs the tests session's
 # packages in seconds where pip takes most of a minute. Without uv, virtualenv and pip as before.
 nox.options.default_venv_backend = "uv|virtualenv"
+# nox looks for uv before every session's first command, whichever backend it uses, and where there is none it says
+# "uv binary not found." at info level: on the plain route (nox without uv) that is expected, so the line is dropped.
+NO_UV_MESSAGE = "uv binary not found."
+logging.getLogger("nox").addFilter(lambda record: record.getMessage() != NO_UV_MESSAGE)
 PYPROJECT = nox.project.load_toml("pyproject.toml")
 BUILD_DIR = "build/html"
 # The browser session's own build (for a sub-path): it never overwrites the site a user built with `nox -s docs`.
@@ -88,11 +95,13 @@ def install_project(session: nox.Session, extra: str) -> None:
 
 
 def install_once(session: nox.Session, install: Callable[[], None]) -> None:
-    """Run `install` unless this reused environment already ran it for the pyproject.toml of now.
+    """Run `install` unless this reused environment already ran it for the pyproject.toml of now, in this checkout.
 
-    A stamp in the environment holds a hash of pyproject.toml and of this file: a rebuild with neither changed
-    installs nothing and prints nothing (the project is installed editable, so its code needs no reinstall). A
-    new environment (`nox --reuse-venv=no`, or .nox/ removed) has no stamp and installs everything.
+    A stamp in the environment holds a hash of pyproject.toml, of this file and of the checkout's absolute path: a
+    rebuild with none changed installs nothing and prints nothing (the project is installed editable, so its code
+    needs no reinstall). A new environment (`nox --reuse-venv=no`, or .nox/ removed) has no stamp and installs
+    everything. An environment made in another folder (the checkout was moved or copied with its .nox/) is made
+    afresh: its programs still start the old folder's Python, which imports the old folder's code.
     """
     location = getattr(session.virtualenv, "location", None)  # none where nox makes no environment
     # Under `nox --no-install` nox skips the installs itself: nothing may be stamped as installed then.
@@ -100,13 +109,25 @@ def install_once(session: nox.Session, install: Callable[[], None]) -> None:
     if not location or no_install:
         install()
         return
+    location = str(Path(location).resolve())
     stamp = Path(location, "hopper-matmul-installed")
-    wanted = hashlib.sha256(Path("pyproject.toml").read_bytes() + Path(__file__).read_bytes()).hexdigest()
-    if stamp.is_file() and stamp.read_text(encoding="utf-8") == wanted:
+    checkout = str(Path(__file__).resolve().parent)
+    inputs = Path("pyproject.toml").read_bytes() + Path(__file__).read_bytes() + checkout.encode()
+    wanted = {"inputs": hashlib.sha256(inputs).hexdigest(), "environment": location}
+    try:
+        found = json.loads(stamp.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        found = None
+    if found == wanted:
         return
+    made_in = found.get("environment") if isinstance(found, dict) else None
+    if made_in and made_in != location:
+        session.log(f"{location} was made as {made_in} (the checkout was moved or copied): making it afresh")
+        shutil.rmtree(location)
+        session.virtualenv.create()
     stamp.unlink(missing_ok=True)
     install()
-    stamp.write_text(wanted, encoding="utf-8")
+    stamp.write_text(json.dumps(wanted), encoding="utf-8")
 
 
 def chosen_site_dir() -> str:
@@ -128,13 +149,16 @@ def docs(session: nox.Session) -> None:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Run pytest on the CPU (GPU tests skip themselves with the reason)."""
+    """Check the import contracts, then run pytest on the CPU (GPU tests skip themselves with the reason)."""
 
     def install() -> None:
         install_cpu_torch(session)
         install_project(session, "test")
 
     install_once(session, install)
+    # The packages' layers and no import cycles (pyproject.toml's [tool.importlinter]), from the editable install of
+    # this checkout; the import graph takes well under a second, so nothing is cached.
+    session.run("lint-imports", "--no-cache", "--no-logo")
     # Tilus draws tqdm progress bars while it builds (in the background build processes too): they would land
     # between pytest's lines. TQDM_DISABLE turns every tqdm bar off, in this process and the ones it starts.
     session.run("pytest", *session.posargs, env=TESTS_ENV)

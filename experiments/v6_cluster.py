@@ -14,7 +14,7 @@ import tilus
 from tilus import GlobalTensor, SharedTensor, float16, float32, int32
 from tilus.utils import cdiv
 
-from matmul_bench.kernels import load
+from matmul_data.loader import load
 
 matmul_v6 = load("matmul_v6")
 CONSUMERS, PRODUCER = matmul_v6.CONSUMERS, matmul_v6.PRODUCER  # V6's warp roles

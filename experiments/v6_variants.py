@@ -1,6 +1,6 @@
 # Experiment (not a chapter version): V6 as it was before its steps, with knobs for the attempts after it.
 # The V6 chapter's "Every step, measured" table: `python -m matmul_bench record --steps all` times these
-# variants (experiments/steps.py).
+# variants (specs/steps.py).
 # MatmulV6 with one more knob, `epilogue`, which picks how C leaves the block:
 #   "rows"      V6's staging buffer of plain 512-byte rows (eight-way bank conflicts on the stmatrix writes);
 #   "chunks"    four 64-column chunks in TMA's 128-byte swizzle (conflict-free writes, four TMA stores);
@@ -12,7 +12,7 @@ import tilus
 from tilus import GlobalTensor, SharedTensor, float16, float32, int32
 from tilus.utils import cdiv
 
-from matmul_bench.kernels import load
+from matmul_data.loader import load
 
 matmul_v6, matmul_v7 = load("matmul_v6"), load("matmul_v7")
 CONSUMERS, PRODUCER = matmul_v6.CONSUMERS, matmul_v6.PRODUCER  # V6's warp roles

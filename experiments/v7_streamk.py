@@ -1,5 +1,5 @@
 # Experiment (not a chapter version): V7 with a stream-K tail, the attempt after V7.
-# `python -m matmul_bench record --steps "v7 round 2"` times it (experiments/steps.py);
+# `python -m matmul_bench record --steps "v7 round 2"` times it (specs/steps.py);
 # experiments/streamk_check.py checks it.
 # Caveats: the spin-wait on a flag assumes all 132 blocks are resident at once (one per SM; no cooperative launch),
 # and Tilus emits bar.cta.sync, st.release and ld.acquire as inline asm without a "memory" clobber, so the
@@ -24,7 +24,7 @@ import tilus
 from tilus import GlobalTensor, RegisterTensor, SharedTensor, float16, float32, int32
 from tilus.utils import cdiv
 
-from matmul_bench.kernels import load
+from matmul_data.loader import load
 
 matmul_v7 = load("matmul_v7")
 CHUNK, CONSUMERS, PRODUCER = matmul_v7.CHUNK, matmul_v7.CONSUMERS, matmul_v7.PRODUCER  # warp roles, staging chunks

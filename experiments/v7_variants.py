@@ -1,5 +1,5 @@
 # Experiment (not a chapter version): ping-pong consumers, the attempt after V6.
-# `python -m matmul_bench record --steps "v7 round 1"` times these variants (experiments/steps.py).
+# `python -m matmul_bench record --steps "v7 round 1"` times these variants (specs/steps.py).
 #
 # V6 splits one 128 x 256 tile between its two consumer warp groups, so both finish at the same time and both run
 # their epilogue while the tensor cores idle. Here each consumer warp group owns whole output tiles: the block's
@@ -24,7 +24,7 @@ from tilus.hidet.ir.stmt import asm
 from tilus.hidet.lang import attrs, script
 from tilus.utils import cdiv
 
-from matmul_bench.kernels import load
+from matmul_data.loader import load
 
 matmul_v6 = load("matmul_v6")
 CONSUMERS, PRODUCER = matmul_v6.CONSUMERS, matmul_v6.PRODUCER  # V6's warp roles

@@ -9,13 +9,13 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 import style
-from matmul_bench import kernels
+from matmul_data import loader
 
 
 def _raster_model() -> ModuleType:
     """The kernels' own raster model, so that the figure draws exactly the order V4 launches; with Tilus hidden,
     raster.py skips its in-kernel class: no Tilus, no torch, and a kernel's `raster` module is left untouched."""
-    return kernels.load_file(kernels.KERNEL_DIR / "raster.py", "_raster_model_for_figures", without=("tilus",))
+    return loader.load_file(loader.KERNEL_DIR / "raster.py", "_raster_model_for_figures", without=("tilus",))
 
 
 tile_of = _raster_model().tile_of

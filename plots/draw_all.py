@@ -35,7 +35,7 @@ try:
     import matplotlib.pyplot as plt
 
     from matmul_data import paths, versions
-    from matmul_site import chartkit, numfmt
+    from matmul_site import chartkit, numfmt, rerun
 except ImportError as missing:
     sys.exit(f"cannot draw the charts ({missing}): {MISSING_STACK.format(root=ROOT)}")
 
@@ -43,7 +43,7 @@ except ImportError as missing:
 def scripts() -> dict[str, str]:
     """Every chart by name, with the code that draws it: the scripts here, then each version's chart (by convention)."""
     found = {path.stem: path.read_text(encoding="utf-8") for path in sorted(PLOTS.glob("plot_*.py"))}
-    return found | {version.chart_name: version.chart_code for version in versions.all_versions()}
+    return found | {version.chart_name: rerun.chart_code(version.name) for version in versions.all_versions()}
 
 
 def draw(name: str, out_dir: Path) -> Path:

@@ -175,7 +175,7 @@ def fake_steps() -> list[dict[str, Any]]:
     step_over = {"v6-rows-sw16": "v6-rows", "v6-chunks": "v6-rows"}
     kept = {"v6-rows-sw16": True}
     run = fake_run(BENCH_SHAPE, latencies, titles=titles, step_over=step_over, kept=kept, processes=1, rounds=15)
-    # The title of the recorded run that holds v6-rows-sw16, which V6's Try it quotes (experiments/tryit.py RECORDED).
+    # The title of the recorded run that holds v6-rows-sw16, which V6's Try it quotes (specs/tryit.py RECORDED).
     return [figure(run | {"after": "v6", "title": STEPS_TITLE})]
 
 

@@ -423,6 +423,19 @@ def test_a_steps_run_may_pair_a_variant_with_another_than_the_baseline_and_ask_f
         plan.steps_runs("more", spec)
 
 
+def test_a_steps_spec_anywhere_finds_its_variant_files_beside_it_in_the_drafts_or_the_kernels(tmp_path: Path) -> None:
+    spec = tmp_path / "steps_spec.py"
+    (tmp_path / "mine.py").write_text("")
+    # v5 from a file beside the spec, v6 from a draft in experiments/ (the class is checked when a run builds it).
+    spec.write_text(STEPS_SPEC.replace('"matmul_v5.py"', '"mine.py"').replace('"matmul_v6.py"', '"v6_variants.py"'))
+    found = {impl.name: Path(impl.file) for impl in plan.steps_runs("try", spec)[0].impls[:-1]}
+    assert found == {"v5": tmp_path / "mine.py", "v6": kernels.EXPERIMENTS_DIR / "v6_variants.py"}
+    spec.write_text(STEPS_SPEC.replace('"matmul_v6.py"', '"nowhere.py"'))
+    with pytest.raises(plan.UsageError, match="nowhere.py") as missing:
+        plan.steps_runs("try", spec)
+    assert all(str(folder) in str(missing.value) for folder in (tmp_path, kernels.EXPERIMENTS_DIR, kernels.KERNEL_DIR))
+
+
 # --- the optional peers (Triton's templates, QuACK): rows beside cuBLAS, or recorded as missing ---
 
 

@@ -48,9 +48,11 @@ def test_intensity_is_the_harmonic_tile_ratio() -> None:
     assert b.flop_per_byte == pytest.approx(128 * 256 / (128 + 256))  # 2*bm*bn*bk FLOP / ((bm+bn)*bk*2) bytes
 
 
-def test_a_version_missing_from_the_build_record_says_how_to_remake_it() -> None:
-    with pytest.raises(budget.BudgetError, match="matmul_bench buildcheck --record"):
+def test_a_version_missing_from_the_build_record_is_named(tmp_path: Path) -> None:
+    with pytest.raises(budget.BudgetError, match="v9 is not in the build record"):
         budget.build_of({"versions": {}}, "v9")
+    with pytest.raises(budget.BudgetError, match="no build record"):
+        budget.load_builds(tmp_path / "sm_90a.json")
 
 
 def test_the_committed_build_record_covers_every_version() -> None:

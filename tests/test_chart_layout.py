@@ -19,9 +19,8 @@ from chart_text import draw, layout_problems
 
 from fake_field import with_field
 from fake_results import fake_file
-from matmul_bench import rerun
 from matmul_data import paths
-from matmul_site import chart_parts
+from matmul_site import chart_parts, rerun
 
 
 @pytest.fixture(params=["recorded", "made-up"])

@@ -23,9 +23,8 @@ import pytest
 
 import early
 from fake_results import fake_file
-from matmul_bench import rerun
 from matmul_data import budget, paths, results, stats, versions
-from matmul_site import method_tables
+from matmul_site import method_tables, rerun
 from matmul_site.numfmt import NOT_MEASURED
 from matmul_site.sphinx import kernel_source
 

@@ -6,6 +6,7 @@ builds once), that a reused environment installs nothing, and what the tests ses
 
 from __future__ import annotations
 
+import logging
 import os
 import runpy
 import shutil
@@ -31,7 +32,14 @@ class Recorder:
         self.installs: list[tuple[str, ...]] = []
         self.install_envs: list[dict[str, str]] = []
         self.logs: list[str] = []
-        self.virtualenv = types.SimpleNamespace(location=str(location) if location else None)
+        self.created: list[str] = []
+        self.virtualenv = types.SimpleNamespace(location=str(location) if location else None, create=self._create)
+
+    def _create(self) -> bool:
+        """What nox's create() does where no environment is left: a new, empty one."""
+        Path(self.virtualenv.location).mkdir(parents=True)
+        self.created.append(self.virtualenv.location)
+        return True
 
     def run(self, *args: str, env: dict[str, str] | None = None, **_: Any) -> None:
         self.runs.append((args, env or {}))
@@ -139,6 +147,71 @@ def test_a_reused_environment_installs_again_only_when_pyproject_changed(
     no_venv = Recorder(None)  # nox --no-venv: no environment of its own, so nothing to remember
     noxfile["lint"](no_venv)
     assert no_venv.installs
+
+
+def test_a_checkout_moved_or_copied_with_its_environments_installs_again_into_a_fresh_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("HOPPER_MATMUL_SITE_DIR", raising=False)
+
+    def checkout(name: str) -> Path:
+        repo = tmp_path / name
+        repo.mkdir()
+        for file in ("noxfile.py", "pyproject.toml"):
+            shutil.copy(ROOT / file, repo / file)
+        return repo
+
+    def run_docs(repo: Path, venv: Path) -> Recorder:
+        monkeypatch.chdir(repo)
+        session = Recorder(venv)
+        load_noxfile(repo)["docs"](session)
+        return session
+
+    first = checkout("first")
+    venv = first / ".nox" / "docs"
+    venv.mkdir(parents=True)
+    assert run_docs(first, venv).installs and run_docs(first, venv).installs == []
+    # Copied, .nox/ with it: the copy's environment still starts the first checkout's Python, so it is made again.
+    copy = checkout("copy")
+    shutil.copytree(first / ".nox", copy / ".nox")
+    (copy / ".nox" / "docs" / "left-over").write_text("")
+    again = run_docs(copy, copy / ".nox" / "docs")
+    assert again.created == [str(copy / ".nox" / "docs")] and again.installs, "the copy reused the first's install"
+    assert not (copy / ".nox" / "docs" / "left-over").exists() and "moved or copied" in again.logs[0]
+    assert run_docs(copy, copy / ".nox" / "docs").installs == [], "the copy's own environment installed twice"
+    assert run_docs(first, venv).installs == [], "the first checkout's environment was touched by the copy"
+    # Moved where the environments stay (nox --envdir elsewhere): the editable install points at the old folder.
+    outside = tmp_path / "envs" / "docs"
+    outside.mkdir(parents=True)
+    assert run_docs(first, outside).installs
+    moved = first.rename(tmp_path / "moved")
+    after_move = run_docs(moved, outside)
+    assert after_move.installs and after_move.created == [], "a moved checkout kept the old folder's install"
+
+
+def test_the_plain_route_drops_noxs_uv_not_found_line_and_keeps_the_rest(
+    noxfile: dict[str, Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    logger = logging.getLogger("nox")
+    with caplog.at_level(logging.INFO, logger="nox"):
+        logger.info(noxfile["NO_UV_MESSAGE"])  # what nox logs where it finds no uv (nox.virtualenv.uv_version)
+        logger.info("Creating virtual environment (virtualenv) using python in .nox/docs")
+    assert [r.getMessage() for r in caplog.records] == [
+        "Creating virtual environment (virtualenv) using python in .nox/docs"
+    ]
+    assert noxfile["nox"].options.default_venv_backend.split("|")[0] == "uv", "the uv route no longer uses uv"
+
+
+def test_the_tests_session_checks_the_import_contracts_before_pytest(noxfile: dict[str, Any]) -> None:
+    session = Recorder()
+    noxfile["tests"](session)
+    ran = [args[0] for args, _ in session.runs if args[0] != "python"]  # python: which torch the install got
+    assert ran == ["lint-imports", "pytest"], ran
+    # The test extra installs it, and pyproject.toml holds its contracts for the packages under src/.
+    config = noxfile["PYPROJECT"]
+    assert any(r.startswith("import-linter") for r in config["project"]["optional-dependencies"]["test"])
+    packages = {p.name for p in (ROOT / "src").iterdir() if (p / "__init__.py").is_file()}
+    assert set(config["tool"]["importlinter"]["root_packages"]) == packages
 
 
 def test_the_tests_session_gives_pytest_an_environment_in_which_tqdm_draws_no_bar(noxfile: dict[str, Any]) -> None:

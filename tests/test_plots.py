@@ -23,9 +23,8 @@ from matplotlib.colors import to_rgb
 
 from fake_field import with_field
 from fake_results import fake_file, provenance
-from matmul_bench import rerun
 from matmul_data import paths, results, versions
-from matmul_site import chart_parts, chartkit, charts, numfmt, table_captions
+from matmul_site import chart_parts, chartkit, charts, numfmt, rerun, table_captions
 
 
 @pytest.fixture(scope="session")
@@ -405,6 +404,27 @@ def test_rerun_command_runs_its_version_and_cublas_quick_into_build(tmp_path: Pa
     out = str(tmp_path / "v4.json")
     assert command[1:] == ["-m", "matmul_bench", "record", "--ladder", "--versions", "v4", "--quick", "--out", out]
     assert rerun.OUT_DIR.is_relative_to(paths.BUILD_DIR)
+
+
+def test_the_benchmarks_process_imports_this_checkouts_packages(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTHONPATH", "/elsewhere")
+    code = "import matmul_bench, matmul_site; print(matmul_bench.__file__); print(matmul_site.__file__)"
+    # From outside the checkout, as an installed copy elsewhere would be found first: src/ comes first.
+    done = subprocess.run([sys.executable, "-c", code], env=rerun.child_env(), cwd=paths.ROOT.parent,
+                          capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    src = paths.ROOT / "src"
+    assert [Path(line).parent.parent for line in done.stdout.split()] == [src, src]
+    assert rerun.child_env()["PYTHONPATH"].split(os.pathsep) == [str(src), "/elsewhere"]
+
+
+def test_each_chapters_chart_block_is_the_code_nox_plots_runs() -> None:
+    for version in versions.all_versions():
+        page = (paths.CHAPTERS_DIR / f"{version.name}.rst").read_text(encoding="utf-8")
+        block = re.search(r"^\.\. plot::\n(?:   :.*\n)*\n((?:   .*\n|\n)+)", page, re.M)
+        assert block, f"{version.name}.rst has no plot block"
+        code = "".join(line.removeprefix("   ") for line in block[1].splitlines(keepends=True)).strip() + "\n"
+        assert code == rerun.chart_code(version.name), version.name
 
 
 def test_draw_all_without_the_docs_stack_says_what_to_install(tmp_path: Path) -> None:

@@ -124,6 +124,19 @@ def test_a_kernel_file_that_does_not_parse_is_one_line_naming_it(tmp_path: Path)
     assert "matmul_v3.py" in lines[0] and "line 2" in lines[0], lines[0]
 
 
+def test_a_build_record_without_a_version_is_one_line_saying_how_to_remake_it(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def stale(_record: dict[str, Any], version: str) -> Any:
+        raise budget.BudgetError(f"{version} is not in the build record")  # as a record older than the version says
+
+    monkeypatch.setattr(budget, "build_of", stale)
+    assert render.main(["--check"]) == 1
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and f"{versions.names()[0]} is not in the build record" in lines[0], lines
+    assert "`python -m matmul_bench buildcheck --record`" in lines[0]
+
+
 # ---------------------------------------------------------------------------- values follow the data
 
 

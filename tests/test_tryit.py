@@ -1,4 +1,4 @@
-"""The chapters' "Try it" changes (experiments/tryit.py): their spec holds to the kernels, the benchmark plans
+"""The chapters' "Try it" changes (specs/tryit.py): their spec holds to the kernels, the benchmark plans
 the timed ones, the runner checks its input and classifies outcomes, and the results file and the pages
 read the recorded outcomes. All on the CPU; the outcomes themselves come from a Hopper GPU.
 """
@@ -17,13 +17,13 @@ from matmul_bench import kernels
 from matmul_bench import tryit as runner
 from matmul_data import hopper, paths, results, versions
 
-EXPERIMENTS = paths.ROOT / "experiments"
+SPECS = paths.ROOT / "specs"
 KERNELS = paths.ROOT / "examples" / "hopper_matmul"
 TUNED = {name: kernels.load(f"matmul_{name}").TUNED for name in versions.names()}
 
 
 def _spec() -> Any:
-    return kernels.import_spec(EXPERIMENTS / "tryit.py", "tryit")
+    return kernels.import_spec(SPECS / "tryit.py", "tryit")
 
 
 SPEC = _spec()
@@ -97,7 +97,7 @@ def test_the_v6_four_stage_edit_is_the_one_that_does_not_fit() -> None:
 
 
 def test_recorded_try_its_name_a_planned_steps_row_and_its_recorded_step_once_measured() -> None:
-    planned_runs = kernels.import_spec(EXPERIMENTS / "steps.py", "steps").RUNS
+    planned_runs = kernels.import_spec(SPECS / "steps.py", "steps").RUNS
     recorded = results.load_default() or {"steps": []}
     names = versions.names()
     for version, entries in SPEC.RECORDED.items():
@@ -105,7 +105,7 @@ def test_recorded_try_its_name_a_planned_steps_row_and_its_recorded_step_once_me
         afters = {version, names[names.index(version) - 1]}
         for title, variant, change in entries:
             planned = [r for r in planned_runs.values() if r["after"] in afters and r["title"] == title]
-            assert len(planned) == 1, (title, "names no run of experiments/steps.py")
+            assert len(planned) == 1, (title, "names no run of specs/steps.py")
             assert variant in planned[0]["variants"] and variant != planned[0]["baseline"], (title, variant)
             runs = [r for r in recorded["steps"] if r["after"] in afters and r["title"] == title]
             assert len(runs) <= 1, title
@@ -117,7 +117,7 @@ def test_recorded_try_its_name_a_planned_steps_row_and_its_recorded_step_once_me
 def test_the_benchmark_plans_the_timed_runs_from_the_steps_file_flag() -> None:
     from matmul_bench import plan
 
-    args = plan.build_parser().parse_args(["--steps", "all", "--steps-file", str(EXPERIMENTS / "tryit.py")])
+    args = plan.build_parser().parse_args(["--steps", "all", "--steps-file", str(SPECS / "tryit.py")])
     made = plan.make_plan(args)
     assert [r.name for r in made.runs] == list(SPEC.RUNS)
     for run in made.runs:
@@ -194,7 +194,7 @@ def test_first_error_line_picks_the_exception_that_says_why() -> None:
 
 
 def _job() -> runner.Job:
-    return runner.plan_jobs(runner.load_spec(EXPERIMENTS / "tryit.py"), "v5/release-before-wait")[0]
+    return runner.plan_jobs(runner.load_spec(SPECS / "tryit.py"), "v5/release-before-wait")[0]
 
 
 def _check(bad: int = 0, nonfinite: int = 0, err: float | None = 0.001) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from matmul_data import paths
 
 pytestmark = pytest.mark.slow
 
-EXPERIMENTS = paths.ROOT / "experiments"
+SPECS = paths.ROOT / "specs"
 KERNELS = paths.ROOT / "examples" / "hopper_matmul"
 # M and N multiples of no tile, a partial last K-tile.
 RAGGED = (1000, 3000, 520)
@@ -25,7 +25,7 @@ BUILT = ("try-v5-s4",)
 
 
 def _spec() -> Any:
-    return kernels.import_spec(EXPERIMENTS / "tryit.py", "tryit")
+    return kernels.import_spec(SPECS / "tryit.py", "tryit")
 
 
 SPEC = _spec()

@@ -19,11 +19,12 @@ from matmul_data import paths
 pytestmark = pytest.mark.slow
 
 EXPERIMENTS = paths.ROOT / "experiments"
+SPECS = paths.ROOT / "specs"
 RAGGED = (1000, 3000, 520)
 
 
 def _steps() -> Any:
-    return kernels.import_spec(EXPERIMENTS / "steps.py", "steps")
+    return kernels.import_spec(SPECS / "steps.py", "steps")
 
 
 STEPS = _steps()

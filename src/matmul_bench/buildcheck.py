@@ -15,7 +15,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from matmul_bench import kernels
+from matmul_bench import kernels, plan
 from matmul_data import budget, paths, results, versions
 
 if TYPE_CHECKING:  # tilus and torch are imported where a build needs them: --help runs without them
@@ -249,7 +249,7 @@ def build_facts(report: BuildReport) -> dict[str, Any]:
 
 
 # Builds beside the versions that a chapter quotes: name -> (kind, what it is). "edit": a try-it edit of
-# experiments/tryit.py (version-name) applied to the chapter's kernel; "steps": a variant of experiments/steps.py;
+# specs/tryit.py (version-name) applied to the chapter's kernel; "steps": a variant of specs/steps.py;
 # "tile": V8 pinned to another tile of its model's menu (version-<block_m>x<block_n>).
 EXTRA_BUILDS: dict[str, tuple[str, str]] = {
     "v1-wait-group-1": ("edit", "V1 with wait_group(1) instead of wait_group(0) (its Try it)"),
@@ -297,7 +297,7 @@ def record_build(name: str) -> dict[str, Any]:
             config["swizzle_size"] = kernels.load(kernel.stem).SWIZZLE[share]
             files = [kernel, kernel.parent / "pipeline.py", kernel.parent / "tile_model.py"]
         else:  # the variant's configuration is recorded below; steps.py's other entries do not change the build
-            steps = kernels.import_spec(kernels.EXPERIMENTS_DIR / "steps.py", "steps")
+            steps = kernels.import_spec(plan.STEPS_FILE, "steps")
             file, cls_name, config, _ = steps.VARIANTS[name]
             cls = kernels.kernel_class(kernels.EXPERIMENTS_DIR / file, cls_name)
             files = [kernel, kernels.EXPERIMENTS_DIR / file]

@@ -9,7 +9,15 @@ from pathlib import Path
 from typing import Any
 
 # The loader, re-exported for the benchmark's modules.
-from matmul_data.loader import EXPERIMENTS_DIR, KERNEL_DIR, SpecError, import_spec, load, load_file  # noqa: F401
+from matmul_data.loader import (  # noqa: F401
+    EXPERIMENTS_DIR,
+    KERNEL_DIR,
+    SPECS_DIR,
+    SpecError,
+    import_spec,
+    load,
+    load_file,
+)
 
 SOURCE_ROOT = Path(__file__).resolve().parents[1]  # src/: the packages a child process must find too
 

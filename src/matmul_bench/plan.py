@@ -16,7 +16,7 @@ from matmul_data.versions import CUBLAS, QUACK, QUACK_AUTOTUNED, TRITON
 
 Shape = tuple[int, int, int]
 
-STEPS_FILE = kernels.EXPERIMENTS_DIR / "steps.py"
+STEPS_FILE = kernels.SPECS_DIR / "steps.py"
 QUICK_DIR = paths.BUILD_DIR / "quick"
 BENCH_SHAPE: Shape = (8192, 8192, 8192)  # common.BENCH_SHAPE (a test holds them equal); planning imports no torch
 TORCH_COMPILE_MODE = "max-autotune-no-cudagraphs"  # a graph replay would copy inputs it did not allocate
@@ -137,7 +137,7 @@ def build_parser(prog: str = "python -m matmul_bench record") -> argparse.Argume
     add("--ladder", action="store_true", help="every version and cuBLAS at 8192^3, one run")
     add("--sweep", action="store_true", help=f"the last {SWEEP_LAST} versions and cuBLAS at several shapes")
     add("--steps", metavar="NAMES", help='runs of the steps file to time ("all" or a,b)')
-    add("--steps-file", type=Path, default=STEPS_FILE, help="the spec --steps reads (default experiments/steps.py)")
+    add("--steps-file", type=Path, default=STEPS_FILE, help="the spec --steps reads (default specs/steps.py)")
     add("--ncu", action="store_true", help="Nsight Compute counters for the ladder and steps runs that ask")
     add("--versions", metavar="vN,...", help="a partial ladder of these versions (needs --ladder and --out)")
     add("--field", action="store_true", help=f"the last {FIELD_LAST} versions and cuBLAS at the field set's "
@@ -221,9 +221,10 @@ def steps_runs(names: str, path: Path) -> tuple[RunSpec, ...]:
             raise UsageError(f"steps run {name!r} names unknown variants: {', '.join(missing)}")
         for variant in run["variants"]:
             file, cls, config, change = variants[variant]
-            found = [d / file for d in (path.parent, kernels.KERNEL_DIR) if (d / file).is_file()]
+            folders = (path.parent, kernels.EXPERIMENTS_DIR, kernels.KERNEL_DIR)  # beside the spec, drafts, kernels
+            found = [d / file for d in folders if (d / file).is_file()]
             if not found:
-                raise UsageError(f"variant file {file!r} is in neither {path.parent} nor {kernels.KERNEL_DIR}")
+                raise UsageError(f"variant file {file!r} is in none of {', '.join(map(str, dict.fromkeys(folders)))}")
             impls.append(ImplSpec(variant, "kernel", change, str(found[0].resolve()), cls, config and dict(config)))
         over = {v: run.get("over", {}).get(v, run.get("baseline")) for v in run["variants"]}
         if any(o is not None and o not in run["variants"] for o in over.values()):

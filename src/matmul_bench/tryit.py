@@ -1,4 +1,4 @@
-"""The chapters' Try it edits (experiments/tryit.py) applied to copies, built, checked on a Hopper GPU, and recorded.
+"""The chapters' Try it edits (specs/tryit.py) applied to copies, built, checked on a Hopper GPU, and recorded.
 
 Each edit is built in parallel in a fresh process with its own Tilus cache, then checked in turn on the GPU, in
 another fresh process: NaN-poisoned C against float64, at every CHECKS shape. Its outcome (exact, wrong, hangs,
@@ -27,7 +27,7 @@ from matmul_bench import kernels, machine
 from matmul_bench.plan import UsageError
 from matmul_data import results, versions
 
-SPEC_FILE = kernels.EXPERIMENTS_DIR / "tryit.py"
+SPEC_FILE = kernels.SPECS_DIR / "tryit.py"
 MARK = "@@tryit "
 BUILD_TIMEOUT_S = 300.0  # imports, lowering and nvcc: about 30 s alone, longer with 8 builds at once
 START_S = 60.0  # a checking process: import torch and Tilus, load the build from its cache

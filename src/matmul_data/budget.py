@@ -1,10 +1,10 @@
 """The budget of a kernel version on an H100/H200, computed from its build and configuration, never typed.
 
-Inputs: the sm_90a build record (threads, registers per thread, shared memory per block, from
-``python -m matmul_bench buildcheck --record``) and the tile configuration the ladder measured. Outputs: how many
-blocks fit on an SM and what limits them, the FLOP per byte each tile load buys (its yardstick: the fastest rate L2
-was measured sending the SMs, from the ncu logs in ``plots/results/logs``), how the tiles of the ladder's problem fall
-into waves, and the speed of light at the clock the GPU really ran.
+Inputs: the sm_90a build record (threads, registers per thread, shared memory per block, written by the benchmark's
+build check) and the tile configuration the ladder measured. Outputs: how many blocks fit on an SM and what limits them,
+the FLOP per byte each tile load buys (its yardstick: the fastest rate L2 was measured sending the SMs, from the ncu
+logs in ``plots/results/logs``), how the tiles of the ladder's problem fall into waves, and the speed of light at the
+clock the GPU really ran.
 
 The Hopper limits per SM it counts against are :mod:`matmul_data.hopper`'s.
 """
@@ -40,8 +40,8 @@ L2_PEAK_PCT = "lts__throughput.avg.pct_of_peak_sustained_elapsed"
 DURATION_NS = "gpu__time_duration.sum"
 
 
-# The SASS families the build record counts (python -m matmul_bench buildcheck --record): family -> (the PTX it
-# comes from, what it does). A family is an opcode's first part ("LDSM" of "LDSM.16.M88.4"); WARPGROUP's are two.
+# The SASS families the build record counts: family -> (the PTX it comes from, what it does). A family is an opcode's
+# first part ("LDSM" of "LDSM.16.M88.4"); WARPGROUP's are two.
 SASS_FAMILIES: dict[str, tuple[str, str]] = {
     "HMMA": ("mma.sync", "warp-level tensor-core MMA on register operands"),
     "HGMMA": ("wgmma.mma_async", "warp-group MMA reading shared memory by descriptor"),
@@ -65,7 +65,7 @@ SASS_FAMILIES: dict[str, tuple[str, str]] = {
 
 
 class BudgetError(ValueError):
-    """The build record is missing or does not describe this version; the message says how to remake it."""
+    """The build record is missing or does not describe this version; the message says which."""
 
 
 @dataclass(frozen=True)
@@ -124,7 +124,7 @@ def l2_rate(logs: Path = paths.RESULTS_DIR / "logs") -> L2Rate | None:
 def load_builds(path: Path = BUILD_RECORD) -> dict[str, Any]:
     """The build record: {"arch", "tool_versions", "versions": {"v3": {"threads", "registers", ...}}}."""
     if not path.is_file():
-        raise BudgetError(f"{path}: no build record; run `python -m matmul_bench buildcheck --record`")
+        raise BudgetError(f"{path}: no build record")
     return json.loads(path.read_text(encoding="utf-8"))
 
 
@@ -132,7 +132,7 @@ def build_of(record: dict[str, Any], version: str) -> tuple[Build, dict[str, Any
     """One version's build and the configuration it was built with (its kernel file's TUNED)."""
     entry = record.get("versions", {}).get(version)
     if entry is None:
-        raise BudgetError(f"{version} is not in the build record; rerun `python -m matmul_bench buildcheck --record`")
+        raise BudgetError(f"{version} is not in the build record")
     build = Build(entry["threads"], entry["registers"], entry["shared_bytes"], entry.get("persistent_blocks"))
     return build, versions.get(version).tuned
 

@@ -1,6 +1,6 @@
-"""The one loader of the kernels, their helpers and the experiments' plain-data specs (torch-free: it imports
-what it is asked for, nothing more). The benchmark, the generator, the tests, the experiments and the figures
-use it; nothing else edits ``sys.path`` or imports a file by its path."""
+"""The one loader of the kernels, their helpers, the experiments' drafts and the benchmark's plain-data specs
+(torch-free: it imports what it is asked for, nothing more). The benchmark, the generator, the tests, the
+experiments and the figures use it; nothing else edits ``sys.path`` or imports a file by its path."""
 
 from __future__ import annotations
 
@@ -14,6 +14,9 @@ from matmul_data import paths
 
 KERNEL_DIR = paths.KERNEL_DIR
 EXPERIMENTS_DIR = paths.ROOT / "experiments"
+# The benchmark's inputs, plain data read by path (import_spec): the steps runs (steps.py), the chapters' Try it
+# edits (tryit.py). Not on sys.path: nothing imports them by name.
+SPECS_DIR = paths.ROOT / "specs"
 # The kernel files import their siblings by bare name (``import common``), as ``python matmul_v3.py`` does in
 # their folder; the experiments import theirs (``streamk``) the same way. These folders go on sys.path here only.
 FOLDERS = (KERNEL_DIR, EXPERIMENTS_DIR)
@@ -73,7 +76,7 @@ def load_file(path: Path | str, name: str | None = None, *, without: tuple[str, 
 
 
 def import_spec(path: Path, kind: str) -> ModuleType:
-    """A spec module of plain data (experiments/steps.py, tryit.py); SpecError says why it cannot be read."""
+    """A spec module of plain data (specs/steps.py, specs/tryit.py); SpecError says why it cannot be read."""
     name = f"_{kind.replace('-', '_')}_spec_{Path(path).stem}"
     sys.modules.pop(name, None)  # read afresh: a spec may have changed since
     try:

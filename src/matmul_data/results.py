@@ -26,7 +26,7 @@ A Run is one interleaved session at one shape::
                                       that machine: the installed version (null: not installed) and the error;
                                       on a figure, its newest run's
 
-A TryIt is one edit of a chapter's kernel file (experiments/tryit.py), checked on the GPU::
+A TryIt is one edit of a chapter's kernel file (specs/tryit.py), checked on the GPU::
 
     version, name, title              the chapter ("v5"), the edit's key and what it changes
     file, edits [[old, new], ...], config     what was run: the substitutions and the pinned configuration

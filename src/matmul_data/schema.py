@@ -13,7 +13,7 @@ from matmul_data import stats
 SCHEMA_VERSION = 3
 VERDICTS = (stats.PAYS, stats.COSTS, stats.WITHIN, stats.UNRESOLVED)
 CUBLAS = "cublas"
-# A steps run with this title prefix is a chapter's "Try it" (experiments/tryit.py), not a step of the ladder.
+# A steps run with this title prefix is a chapter's "Try it" (specs/tryit.py), not a step of the ladder.
 TRYIT_TITLE_PREFIX = "Try it: "
 PROOF_TITLE_PREFIX = "the warm-up's proof"  # steps runs that test the method (docs/method.rst), not a kernel
 TRYIT_OUTCOMES = ("exact", "wrong", "hangs", "does not build", "crashes")

@@ -85,14 +85,6 @@ class Version:
         """What the chapter's chart images are called ("plot_v3"): found by convention, no script file."""
         return f"plot_{self.name}"
 
-    @property
-    def chart_code(self) -> str:
-        """The code that draws the chapter's chart (the plot directive runs it; so does ``nox -s plots``)."""
-        return (
-            f"from matmul_bench import rerun\nfrom matmul_site import charts\n\n"
-            f'charts.version_chart("{self.name}", *rerun.ladder_for("{self.name}"))\n'
-        )
-
 
 def read_title(path: Path) -> str:
     """The string assigned to ``TITLE`` at the top level of a kernel file, without importing it."""

@@ -96,8 +96,8 @@ def attempts_table(run: dict[str, Any]) -> Table:
 
 @functools.cache
 def tryit_spec() -> ModuleType:
-    """experiments/tryit.py: which recorded steps rows a chapter's Try it table adds (plain data)."""
-    return loader.import_spec(loader.EXPERIMENTS_DIR / "tryit.py", "try-it")
+    """specs/tryit.py: which recorded steps rows a chapter's Try it table adds (plain data)."""
+    return loader.import_spec(loader.SPECS_DIR / "tryit.py", "try-it")
 
 
 def recorded(data: Data, version: str) -> list[tuple[str, str, dict[str, Any] | None]]:

@@ -118,7 +118,10 @@ def main(argv: list[str] | None = None) -> int:
               "will say 'not measured yet'", file=sys.stderr)  # fmt: skip
     try:
         changed = render(args.docs, check=args.check)
-    except (results.ResultsError, budget.BudgetError, versions.VersionError, paths.ResultsFileError) as exc:
+    except budget.BudgetError as exc:  # the data core says what is missing; the command that remakes it is named here
+        print(f"render: {exc}; rerun `python -m matmul_bench buildcheck --record`", file=sys.stderr)
+        return 1
+    except (results.ResultsError, versions.VersionError, paths.ResultsFileError) as exc:
         print(f"render: {exc}", file=sys.stderr)
         return 1
     except SyntaxError as exc:

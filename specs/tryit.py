@@ -1,11 +1,11 @@
 """The "Try it" changes at the end of each chapter: what a reader can change in that chapter's file.
 
-Plain data, torch-free, read by path (like experiments/steps.py). Three kinds:
+Plain data, torch-free, read by path (like specs/steps.py). Three kinds:
 
 - Timed changes (VARIANTS, RUNS): a pinned configuration of the chapter's own class, timed by the
   benchmark's steps mode against the chapter's tuned configuration (its kernel file's TUNED) and cuBLAS::
 
-      python -m matmul_bench record --steps all --steps-file experiments/tryit.py
+      python -m matmul_bench record --steps all --steps-file specs/tryit.py
 
   Every run is after its chapter's version and titled "Try it: ..."; that prefix keeps these runs out
   of the ladder's "What each step bought" (``results-steps`` leaves them out unless asked).

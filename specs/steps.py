@@ -1,7 +1,7 @@
 """The attempts after V6, as runs for the benchmark: ``python -m matmul_bench record --steps all``.
 
 Plain data, read by the benchmark (matmul_bench.plan) by file path. A variant is one pinned configuration of a
-kernel class: a file here or in examples/hopper_matmul/, its class, the config, and what it changes. A run
+kernel class: a file of experiments/ or examples/hopper_matmul/, its class, the config, and what it changes. A run
 times its variants and cuBLAS interleaved, in the benchmark's fresh processes, after checking each one
 against a float64 reference at 8192^3 and at M = 1000 and 1100 (ragged, and an odd number of tile rows).
 Each variant's step ratio is paired with the run's ``baseline`` round by round (or with the variant that

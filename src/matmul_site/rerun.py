@@ -1,8 +1,8 @@
-"""Opt-in, ``HOPPER_MATMUL_RERUN_CHARTS=1 nox -s docs``: each chapter's chart (its page calls
-``charts.version_chart("vN", *rerun.ladder_for("vN"))``) first reruns vN and cuBLAS, quick and interleaved, into
-``build/rerun/vN.json`` on a Hopper GPU, draws from that and says so. Where there is none (asked of ``nvidia-smi``)
-or the benchmark fails, one line says why and the chart draws from the recorded file. Without the variable nothing
-here runs: the build never touches CUDA.
+"""Opt-in, ``HOPPER_MATMUL_RERUN_CHARTS=1 nox -s docs``: each chapter's chart (its page runs :func:`chart_code`)
+first reruns vN and cuBLAS, quick and interleaved, into ``build/rerun/vN.json`` on a Hopper GPU, draws from that and
+says so. Where there is none (asked of ``nvidia-smi``) or the benchmark fails, one line says why and the chart draws
+from the recorded file. Without the variable nothing here runs: the build never touches CUDA. The benchmark runs as
+a command line in its own process; nothing of it is imported here.
 """
 
 from __future__ import annotations
@@ -15,17 +15,32 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from matmul_bench import kernels
 from matmul_data import paths, results
 
 ENV = "HOPPER_MATMUL_RERUN_CHARTS"
 OUT_DIR = paths.BUILD_DIR / "rerun"
 TIMEOUT_S = 900
+SOURCE_ROOT = Path(__file__).resolve().parents[1]  # src/: where the benchmark's process finds its package
+
+
+def chart_code(version: str) -> str:
+    """The code that draws a chapter's chart (its page's plot directive holds the same; so does ``nox -s plots``)."""
+    return (
+        f"from matmul_site import rerun\nfrom matmul_site import charts\n\n"
+        f'charts.version_chart("{version}", *rerun.ladder_for("{version}"))\n'
+    )
 
 
 def command(version: str, out: Path) -> list[str]:
     """The benchmark call: this version and cuBLAS, interleaved, in quick mode, into ``out``."""
-    return kernels.command("record", "--ladder", "--versions", version, "--quick", "--out", str(out))
+    quick = ["--ladder", "--versions", version, "--quick", "--out", str(out)]
+    return [sys.executable, "-m", "matmul_bench", "record", *quick]
+
+
+def child_env() -> dict[str, str]:
+    """This process's environment with src/ first on PYTHONPATH, so that the benchmark's process imports this
+    checkout's packages."""
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(SOURCE_ROOT), os.environ.get("PYTHONPATH")])))
 
 
 def hopper_gpu() -> tuple[str | None, str | None]:
@@ -57,7 +72,8 @@ def fresh(version: str) -> tuple[dict[str, Any] | None, str | None, str | None]:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.unlink(missing_ok=True)
     try:
-        done = subprocess.run(command(version, out), cwd=paths.ROOT, capture_output=True, text=True, timeout=TIMEOUT_S)
+        run = {"cwd": paths.ROOT, "env": child_env(), "capture_output": True, "text": True, "timeout": TIMEOUT_S}
+        done = subprocess.run(command(version, out), **run)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return None, gpu, f"the benchmark did not finish ({exc.__class__.__name__})"
     if done.returncode != 0:
