@@ -174,10 +174,14 @@ def test_a_sentence_gets_the_plain_median_and_the_word_and_the_interval_stays_in
     _set_step(data, "v5", 0.93, 0.91, 0.95)
     data["ladder"]["rows"]["v6"]["ratio_to_cublas"] = {"median": 0.95, "low": 0.94, "high": 0.96}
     named = page_values.values(data, record)
-    assert (named["v5.step_ratio"], named["v5.verdict"]) == (f"0.93{TIMES}", "costs")
-    assert (named["v5.reversed_ratio"], named["v5.reversed_verdict"]) == (f"1.08{TIMES}", "pays")
+    assert (named["v5.step_ratio"], named["v5.verdict"]) == (f"0.93{TIMES}", "a loss")
+    assert (named["v5.reversed_ratio"], named["v5.reversed_verdict"]) == (f"1.08{TIMES}", "a gain")
     assert (named["v6.cublas_ratio"], named["v6.cublas_verdict"]) == (f"0.95{TIMES}", "behind")
-    assert not any("[" in named[f"v5.{key}"] for key in ("step_ratio", "verdict", "reversed_ratio"))
+    _set_step(data, "v5", 1.01, 0.99, 1.03)  # across the band's edge: a word, not the rule's band
+    assert page_values.values(data, record)["v5.verdict"] == "not resolved"
+    assert not any(
+        "[" in named[f"v5.{key}"] or "±" in named[f"v5.{key}"] for key in ("step_ratio", "verdict", "reversed_ratio")
+    )
 
 
 def test_a_steps_rows_per_clock_figure_divides_out_its_reference_rows_clock_in_the_same_run(

@@ -99,6 +99,7 @@ def field_values(data: Data) -> Iterator[tuple[str, str]]:
                              else f"{versions.label(versions.names()[-1])}'s record on the field set's held-out "
                                   f"half is {NOT_MEASURED}.")  # fmt: skip
     runs = ordered_runs(data)
+    yield "field.status", status_sentence(data, len(runs))
     if runs:
         told = runs_text(data, runs)  # type: ignore[arg-type]
         yield "field.caption", caption(f"V9's tile (the model's), and V8 and V9 against their run's cuBLAS: {told}.")
@@ -254,6 +255,23 @@ def check_caption(log: dict[str, Any] | None) -> str:
 STEP_PHRASES = {results.PAYS: "a step that pays", results.COSTS: "a step that costs",
                 results.WITHIN: "level with it, within {band}",
                 results.UNRESOLVED: "a step its runs do not resolve"}  # fmt: skip
+
+
+def status_sentence(data: Data, field_runs: int) -> str:
+    """Where the newest version's evidence stands: which of its records exist, and what the rest rests on."""
+    version = versions.names()[-1]
+    label = versions.label(version)
+    have = {"the ladder": results.ladder_row(data, version) is not None,
+            "the field set": field_runs > 0, "the Try it": bool(results.tryit_entries(data, version))}  # fmt: skip
+    missing = [name for name, present in have.items() if not present]
+    if not missing:
+        return f"{label}'s ladder, field set and Try it come from the replicated record (:doc:`/method`)."
+    told = ", ".join(missing[:-1]) + (" and " if len(missing) > 1 else "") + missing[-1]
+    if len(missing) == len(have):
+        return (f"No replicated record of {label} exists yet: {told} are still to run on a GPU. Until then, "
+                f"every number of {label}'s own on this page comes from one development process (the check's "
+                "table under How the model chooses).")  # fmt: skip
+    return f"{label}'s record still lacks {told}; the rest comes from the replicated record (:doc:`/method`)."
 
 
 def sentences(data: Data) -> Iterator[tuple[str, str]]:

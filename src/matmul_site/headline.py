@@ -32,7 +32,7 @@ def headline_values(data: dict[str, Any] | None, named: dict[str, str]) -> Itera
     version, row = found
     ratio = row["ratio_to_cublas"]
     yield "latest.headline", (
-        f"The newest version, {versions.label(version)}, reaches "
+        f"The newest measured version, {versions.label(version)}, reaches "
         f"{numfmt.unit_text('tflops', row['tflops'])} at {numfmt.shape_text(data['problem'])}, "
         f"{ratio['median']:.2f} times the speed of cuBLAS timed in the same rounds: "
         f"{PLAIN[results.verdict(ratio)]}.")  # fmt: skip

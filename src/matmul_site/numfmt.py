@@ -19,6 +19,12 @@ STEP_WORDS = {results.PAYS: "pays", results.COSTS: "costs", results.WITHIN: "is 
 RATIO_WORDS = {results.PAYS: "is ahead of", results.COSTS: "is behind", results.WITHIN: "is within {band} of",
                results.UNRESOLVED: "is unresolved at {band} against"}  # fmt: skip
 VERDICT_WORDS = {verdict: text.removeprefix("is ") for verdict, text in STEP_WORDS.items()}
+# In running prose a ratio gets a plain word; the rule's verdict, band and interval live in the tables: a step ...
+PROSE_STEP_WORDS = {results.PAYS: "a gain", results.COSTS: "a loss", results.WITHIN: "parity",
+                    results.UNRESOLVED: "not resolved"}  # fmt: skip
+# ... and an implementation against cuBLAS.
+PROSE_RATIO_WORDS = {results.PAYS: "ahead", results.COSTS: "behind", results.WITHIN: "parity",
+                     results.UNRESOLVED: "not resolved"}  # fmt: skip
 UNITS = {  # kind: (format, unit); a count of elements, checks or wavefronts reads 12,345
     "tflops": ("{:.0f}", " TFLOPS"), "ms": ("{:.3f}", " ms"), "mhz": ("{:.0f}", " MHz"), "watts": ("{:.0f}", " W"),
     "mb": ("{:.0f}", " MB"), "gb": ("{:.0f}", " GB"), "pct": ("{:.0f}", "%"), "count": ("{:,}", ""),
@@ -49,6 +55,11 @@ def words(table: dict[str, str], interval: dict[str, Any]) -> str:
 def verdict_word(interval: dict[str, Any]) -> str:
     """The verdict alone: "pays", "costs", "within ±1.5%" or "unresolved at ±1.5%"."""
     return words(VERDICT_WORDS, interval)
+
+
+def prose_word(table: dict[str, str], interval: dict[str, Any]) -> str:
+    """The plain word a sentence gives a ratio ("a gain", "behind", "parity", "not resolved"), by the rule."""
+    return table[results.verdict(interval)]
 
 
 def step_text(interval: dict[str, Any]) -> str:

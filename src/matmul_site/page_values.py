@@ -21,6 +21,7 @@ from matmul_site.phrases import (
     outcome_text,
     per_clock,
     power_text,
+    reversed_interval,
     reversed_step,
     run_slug,
 )
@@ -60,13 +61,13 @@ def row_values(name: str, row: dict[str, Any], data: dict[str, Any]) -> Iterator
         # For a sentence: the plain median ("0.95×") and the rule's word ("behind", "within ±1.5% of"); the
         # interval stays in the table.
         yield f"{name}.cublas_ratio", f"{row['ratio_to_cublas']['median']:.2f}{TIMES}"
-        yield f"{name}.cublas_verdict", numfmt.words(numfmt.RATIO_WORDS, row["ratio_to_cublas"]).removeprefix("is ")
+        yield f"{name}.cublas_verdict", numfmt.prose_word(numfmt.PROSE_RATIO_WORDS, row["ratio_to_cublas"])
     if step := row.get("step"):
         yield f"{name}.step", numfmt.step_text(step)
         yield f"{name}.step_ratio", f"{step['median']:.2f}{TIMES}"
-        yield f"{name}.verdict", numfmt.verdict_word(step)
+        yield f"{name}.verdict", numfmt.prose_word(numfmt.PROSE_STEP_WORDS, step)
         yield f"{name}.reversed_ratio", f"{1 / step['median']:.2f}{TIMES}"
-        yield f"{name}.reversed_verdict", reversed_step(step).partition(": ")[0].removeprefix("is ")
+        yield f"{name}.reversed_verdict", numfmt.prose_word(numfmt.PROSE_STEP_WORDS, reversed_interval(step))
         # The step per SM clock cycle (at the medians), against its reference row in the same run.
         tables = [(results.ladder(data) or {}).get("rows") or {}, *(run["rows"] for run in data.get("steps") or [])]
         over = next((rows[step["over"]] for rows in tables if step["over"] in rows

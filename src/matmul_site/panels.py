@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from matmul_data import budget, loader
+from matmul_site import numfmt
 
 # The walks the pages quote: (value prefix, version whose build and tile it is, the swizzle_size, None: its own).
 WALKS = (("v0", "v0", None), ("v1", "v1", None), ("v2", "v2", None), ("v3", "v3", None), ("v4", "v4", None),
@@ -60,7 +61,8 @@ def launch(config: dict[str, Any], shape: tuple[int, int, int], resident: int, s
 
 
 def mib(nbytes: int) -> str:
-    return f"{nbytes / 2**20:,.0f} MiB"
+    """Bytes in MiB, as the site writes MB (:data:`matmul_site.numfmt.UNITS`): "2204 MiB"."""
+    return f"{nbytes / 2**20:.0f} MiB"
 
 
 def panel_values(
@@ -84,6 +86,6 @@ def panel_values(
         yield f"panels.{key}.waves", " or ".join(mib(x).removesuffix(" MiB") for x in found.full_wave_bytes) + " MiB"
         yield f"panels.{key}.largest", mib(found.full_wave_bytes[-1])
         yield f"panels.{key}.launch_mib", mib(found.total_bytes)
-        yield f"panels.{key}.launch_mb", f"{found.total_bytes / 1e6:,.0f} MB"
+        yield f"panels.{key}.launch_mb", numfmt.unit_text("mb", found.total_bytes / 1e6)
         yield f"panels.{key}.a_panel", mib(found.a_panel_bytes)
         yield f"panels.{key}.b_panel", mib(found.b_panel_bytes)

@@ -22,12 +22,17 @@ COUNTERS = {
 }
 
 
-def reversed_step(step: dict[str, Any]) -> str:
-    """A step read the other way, its baseline over the row: the ratio and its bounds inverted."""
+def reversed_interval(step: dict[str, Any]) -> dict[str, Any]:
+    """A step read the other way, its baseline over the row: the ratio and its bounds inverted, the verdict too."""
     verdict = results.verdict(step)
     verdict = {results.PAYS: results.COSTS, results.COSTS: results.PAYS}.get(verdict, verdict)
-    return numfmt.step_text({"median": 1 / step["median"], "low": 1 / step["high"], "high": 1 / step["low"],
-                             "verdict": verdict, "band": step.get("band", 0.0)})  # fmt: skip
+    return {"median": 1 / step["median"], "low": 1 / step["high"], "high": 1 / step["low"], "verdict": verdict,
+            "band": step.get("band", 0.0)}  # fmt: skip
+
+
+def reversed_step(step: dict[str, Any]) -> str:
+    """A step read the other way, by the rule ("pays: 1.04× [1.02, 1.06]")."""
+    return numfmt.step_text(reversed_interval(step))
 
 
 def clock_text(row: dict[str, Any]) -> str:

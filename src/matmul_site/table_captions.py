@@ -76,8 +76,11 @@ def caption_values(data: Data, record: dict[str, Any] | None) -> Iterator[tuple[
                                          f"{sweep_caption(data)}")  # fmt: skip
     yield "build.caption", build_caption(record)
     for version in versions.names():
+        label = versions.label(version)
+        where = (f"{label} highlighted" if results.ladder_row(data, version) else
+                 f"{label} not in it: the ladder has not timed it yet")  # fmt: skip
         yield f"{version}.chart_caption", caption(f"Every version's TFLOPS against the tensor-core peak at its clock, "
-                                                  f"{versions.label(version)} highlighted. {ladder}")  # fmt: skip
+                                                  f"{where}. {ladder}")  # fmt: skip
         yield f"{version}.tryit_caption", caption(tryit_caption(data, version))
     for run in results.steps_runs(data):
         yield f"steps-{run_slug(run)}.caption", caption(steps_caption(data, [run]))
