@@ -58,7 +58,8 @@ A Row is one implementation in that run::
                                       shape, the most any process found (on a figure, any run); a kernel of ours
                                       that fails is never recorded, a peer that fails is in peers_missing
 
-:func:`validate` enforces it field by field; derived numbers must agree with what they come from.
+:mod:`matmul_data.model` holds it as typed objects (:func:`read`), key by key; :func:`validate` checks a dict
+against it, and that derived numbers agree with what they come from.
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from matmul_data import hopper, paths, schema, stats
+from matmul_data import hopper, model, paths, schema, stats
 from matmul_data.schema import ResultsError, is_proof_run, is_tryit_run, run_key, shape_of, tryit_key, validate
 
 # Re-exported with the names above: the results API.
@@ -95,22 +96,47 @@ def path_for_gpu(gpu_name: str) -> Path:
     return paths.RESULTS_DIR / f"{slug(gpu_name)}.json"
 
 
-def load(path: Path) -> dict[str, Any]:
-    """Read and validate a results file; ResultsError names the file and what is wrong with it."""
-    path = Path(path)
+def _read_json(path: Path) -> Any:
+    """A results file's JSON; ResultsError when it is absent, unreadable or not JSON."""
     if not path.is_file():
         raise ResultsError(f"{path}: no results file; {paths.HOW_TO_CREATE}")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise ResultsError(f"{path}: cannot be read ({exc})") from exc
     except json.JSONDecodeError as exc:
         raise ResultsError(f"{path}: not valid JSON ({exc}); restore it from git or rerun `nox -s bench`") from exc
+
+
+def _decode(path: Path, data: Any) -> model.Results:
+    """A file's data decoded (:mod:`matmul_data.model`) and checked (:func:`validate`); errors name the file."""
     try:
-        validate(data)
+        return schema.check(model.Results.from_json(data))
     except ResultsError as exc:
         raise ResultsError(f"{path}: {exc}") from exc
+
+
+def load(path: Path) -> dict[str, Any]:
+    """Read and validate a results file, as the dict it holds; ResultsError names the file and what is wrong."""
+    path = Path(path)
+    data = _read_json(path)
+    _decode(path, data)
     return data
+
+
+def read(path: Path) -> model.Results:
+    """Read and validate a results file as typed objects (:mod:`matmul_data.model`); read once per path, mtime and
+    size, so every caller shares the same frozen objects."""
+    path = Path(path)
+    if not path.is_file():
+        return _decode(path, _read_json(path))  # the error that says how to create one
+    stat = path.stat()
+    return _read_cached(str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=4)
+def _read_cached(path: str, mtime_ns: int, size: int) -> model.Results:
+    return _decode(Path(path), _read_json(Path(path)))
 
 
 def load_default() -> dict[str, Any] | None:

@@ -1,14 +1,15 @@
 """The results file's schema (its layout is documented in :mod:`matmul_data.results`, which re-exports what its
-callers use): its constants, and the checks that a file, a run, a row or a try-it follows it."""
+callers use): its constants, and the checks of what the typed model (:mod:`matmul_data.model`, which decodes the
+structure) cannot say: derived numbers that must agree with what they come from, and cross-references."""
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
 from typing import Any
 
 from matmul_data import stats
+from matmul_data.model import Figure, Interval, Results, ResultsError, Row, Run, TryIt, invalid, missing
 
 SCHEMA_VERSION = 3
 VERDICTS = (stats.PAYS, stats.COSTS, stats.WITHIN, stats.UNRESOLVED)
@@ -20,97 +21,11 @@ TRYIT_OUTCOMES = ("exact", "wrong", "hangs", "does not build", "crashes")
 # The lists of figures beside the ladder, in the file's order; "field" is optional (files before it lack the key).
 SECTIONS = ("sweep", "steps", "field")
 
-_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 # Derived numbers must agree with the ones they come from (they are computed, never typed).
 _REL_TOL = 1e-3
 
 
-class ResultsError(ValueError):
-    """A results file is missing, unreadable or does not follow the schema; the message says which and why."""
-
-
-# --- validation ---------------------------------------------------------------------------------
-
-
-def _fail(field: str, problem: str, value: Any) -> ResultsError:
-    shown = repr(value)
-    return ResultsError(f"field {field!r} {problem}, got {shown if len(shown) <= 80 else shown[:77] + '...'}")
-
-
-def _get(data: dict[str, Any], key: str, field: str) -> Any:
-    if key not in data:
-        raise ResultsError(f"field {field + '.' + key if field else key!r} is missing")
-    return data[key]
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _is_int(value: Any, minimum: int) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= minimum
-
-
-# What a field's value may be, by kind, and what the error says when it is not.
-_KINDS: dict[str, tuple[Callable[[Any], bool], str]] = {
-    "str": (lambda v: isinstance(v, str) and bool(v), "must be a non-empty string"),
-    "int": (lambda v: _is_int(v, 1), "must be an integer >= 1"),
-    "int0": (lambda v: _is_int(v, 0), "must be an integer >= 0"),
-    "pos": (lambda v: _is_number(v) and v > 0, "must be a positive number"),
-    "num": (_is_number, "must be a finite number"),
-    "bool": (lambda v: isinstance(v, bool), "must be true or false"),
-    "obj": (lambda v: isinstance(v, dict), "must be an object"),
-    "list": (lambda v: isinstance(v, list), "must be a list"),
-    "date": (lambda v: isinstance(v, str) and bool(_DATE.fullmatch(v)), "must be a date YYYY-MM-DD"),
-    "pair": (
-        lambda v: isinstance(v, list) and len(v) == 2 and all(_is_int(x, 1) for x in v),
-        "must be two positive integers",
-    ),
-}
-
-# The objects of the file: "key:kind" for each key (a kind ending in "?" may be null, one ending in "*" may be null
-# or absent); what a kind cannot say (derived numbers, cross-references) is checked in code below.
-_OBJECTS = {
-    "gpu": "name:str sm_count:int compute_capability:str memory_gb:pos driver:str clocks_mhz:obj power_limit_w:pos? "
-    "published_dense_fp16_tflops:pos? published_source:str?",
-    "clocks_mhz": "sm_max:pos? mem_max:pos?",
-    "software": "cuda:str torch:str tilus:str python:str",
-    "method": "timer:str statistic:str interval:str l2_flush:str order:str clocks:str repeats:int verdicts:obj*",
-    "verdicts": "band:pos confidence_each:pos family_confidence:pos count:int",
-    "problem": "m:int n:int k:int dtype:str accumulate:str",
-    "shape": "m:int n:int k:int",
-    # warmup (calls, method 3 and older) or warmup_s (seconds of the timed loop, method 4), else the method's
-    "run": "run_id:str date:date git_commit:str shape:obj rounds:int processes:int warmup:int0* warmup_s:num* "
-    "repeats:int* log:str* invocation_s:pos* rows:obj peers_missing:obj*",
-    "row": "latency_ms:pos tflops:pos sm_clock_mhz:pos? power_w:pos? busy:pos* config:obj title:str counters:obj* "
-    "efficiency:pos* wrong_elements:int0*",
-    # dram_read_bytes and l2_hit_pct were added later: records made before them lack the keys
-    "counters": "tensor_pipe_pct:num? dram_throughput_pct:num? dram_read_bytes:num* l2_hit_pct:num*",
-    "interval": "median:pos low:pos high:pos",
-    "peer_missing": "version:str? error:str",  # a peer asked for that could not run (version null: not installed)
-    "cublas_kernel": "name:str decoded:obj*",
-    "decoded": "tile:pair cluster:pair stages:int block_k:int",
-    "tryit": "version:str name:str title:str file:str outcome:str run_id:str git_commit:str date:date config:obj "
-    "checks:list",
-    "check": "shape:obj bad:int0 nonfinite:int0",
-    "field": "name:str source:str kind:str half:str",  # a field run's problem (matmul_data.field)
-}
-
-
-def _check(data: Any, field: str, spec: str) -> dict[str, Any]:
-    """``data``, checked to be an object whose keys hold values of their kinds: ``spec`` is "key:kind ..."."""
-    if not isinstance(data, dict):
-        raise _fail(field or "(top level)", "must be an object", data)
-    for key, _, kind in (item.partition(":") for item in spec.split()):
-        if kind.endswith("*") and data.get(key) is None:
-            continue
-        value = _get(data, key, field)
-        if value is None and kind.endswith("?"):
-            continue
-        ok, problem = _KINDS[kind.rstrip("?*")]
-        if not ok(value):
-            raise _fail(f"{field}.{key}" if field else key, problem, value)
-    return data
+# --- validation: the structure is decoded by matmul_data.model; what its kinds cannot say is checked here ---------
 
 
 def _close(a: float, b: float) -> bool:
@@ -122,82 +37,76 @@ def tflops(m: int, n: int, k: int, ms: float) -> float:
     return 2.0 * m * n * k / (ms * 1e-3) / 1e12
 
 
-def _interval(data: dict[str, Any], key: str, field: str, band: float | None = None) -> None:
-    value = _check(_get(data, key, field), f"{field}.{key}", _OBJECTS["interval"])
-    if not value["low"] <= value["median"] <= value["high"]:
-        raise _fail(f"{field}.{key}", "must have low <= median <= high", value)
-    if "verdict" in value:
-        if value["verdict"] not in VERDICTS:
-            raise _fail(f"{field}.{key}.verdict", f"must be one of {', '.join(VERDICTS)}", value["verdict"])
-        if band is not None and (value.get("band") != band or value["verdict"] != stats.band_verdict(value, band)):
-            raise _fail(f"{field}.{key}.verdict", f"does not follow the band of {band:.3f}", value)
+def _check_interval(value: Interval, field: str, band: float | None) -> None:
+    if not value.low <= value.median <= value.high:
+        raise invalid(field, "must have low <= median <= high", value.to_json())
+    if value.verdict is not None:
+        if value.verdict not in VERDICTS:
+            raise invalid(f"{field}.verdict", f"must be one of {', '.join(VERDICTS)}", value.verdict)
+        if band is not None and (value.band != band or value.verdict != stats.band_verdict(value.to_json(), band)):
+            raise invalid(f"{field}.verdict", f"does not follow the band of {band:.3f}", value.to_json())
 
 
-def _validate_row(impl: str, row: Any, run: dict[str, Any], field: str, *, steps: bool, band: float | None) -> None:
-    row = _check(row, field, _OBJECTS["row"])
-    shape = run["shape"]
-    if not _close(row["tflops"], tflops(shape["m"], shape["n"], shape["k"], row["latency_ms"])):
-        raise _fail(f"{field}.tflops", f"does not match latency_ms at {shape['m']}x{shape['n']}x{shape['k']}", row)
-    _interval(row, "ratio_to_cublas", field, band)
-    if impl == CUBLAS and any(not _close(row["ratio_to_cublas"][p], 1.0) for p in ("median", "low", "high")):
-        raise _fail(f"{field}.ratio_to_cublas", "must be exactly 1 for cuBLAS itself", row["ratio_to_cublas"])
-    if row.get("step") is not None:
-        _interval(row, "step", field, band)
-        _check(row["step"], f"{field}.step", "over:str")
-        if row["step"]["over"] not in run["rows"] or row["step"]["over"] == impl:
-            raise _fail(f"{field}.step.over", "must name another row of the same run", row["step"]["over"])
-    if row.get("counters") is not None:
-        _check(row["counters"], f"{field}.counters", _OBJECTS["counters"])
-    kept = "kept:bool" if steps and impl != CUBLAS else ""  # a step's, not cuBLAS's; suspect where it is given
-    _check(row, field, f"{kept} suspect:bool" if "suspect" in row else kept)
-    if impl != CUBLAS and "wrong_elements" in row:  # ours and the peers are never timed when wrong
-        raise _fail(f"{field}.wrong_elements", "is the baseline's alone (cublas)", row["wrong_elements"])
+def _check_row(impl: str, row: Row, run: Run, field: str, *, steps: bool, band: float | None) -> None:
+    m, n, k = run.shape.mnk
+    if not _close(row.tflops, tflops(m, n, k, row.latency_ms)):
+        raise invalid(f"{field}.tflops", f"does not match latency_ms at {m}x{n}x{k}", row.to_json())
+    _check_interval(row.ratio_to_cublas, f"{field}.ratio_to_cublas", band)
+    ratio = row.ratio_to_cublas
+    if impl == CUBLAS and any(not _close(part, 1.0) for part in (ratio.median, ratio.low, ratio.high)):
+        raise invalid(f"{field}.ratio_to_cublas", "must be exactly 1 for cuBLAS itself", ratio.to_json())
+    if row.step is not None:
+        _check_interval(row.step, f"{field}.step", band)
+        if row.step.over is None:
+            raise missing(f"{field}.step.over")
+        if row.step.over not in run.rows or row.step.over == impl:
+            raise invalid(f"{field}.step.over", "must name another row of the same run", row.step.over)
+    if steps and impl != CUBLAS and row.kept is None:  # a step's, not cuBLAS's
+        raise missing(f"{field}.kept")
+    if impl != CUBLAS and row.wrong_elements is not None:  # ours and the peers are never timed when wrong
+        raise invalid(f"{field}.wrong_elements", "is the baseline's alone (cublas)", row.wrong_elements)
 
 
-def _validate_run(run: Any, field: str, *, steps: bool = False, band: float | None = None) -> None:
-    run = _check(run, field, _OBJECTS["run"] + (" after:str title:str" if steps else ""))
-    _check(run["shape"], f"{field}.shape", _OBJECTS["shape"])
-    if run.get("field") is not None:
-        _check(run["field"], f"{field}.field", _OBJECTS["field"])
-    rows = run["rows"]
-    if CUBLAS not in rows:
+def _check_run(run: Run, field: str, *, steps: bool = False, band: float | None = None) -> None:
+    if steps:
+        for name in ("after", "title"):
+            if getattr(run, name) is None:
+                raise missing(f"{field}.{name}")
+    if CUBLAS not in run.rows:
         raise ResultsError(f"field {field + '.rows'!r} has no cublas row: every ratio is paired with it")
-    for impl, row in rows.items():
-        _validate_row(impl, row, run, f"{field}.rows.{impl}", steps=steps, band=band)
-    for impl, entry in (run.get("peers_missing") or {}).items():
-        where = f"{field}.peers_missing.{impl}"
-        _check(entry, where, _OBJECTS["peer_missing"])
-        if impl in rows or impl == CUBLAS:
-            raise _fail(where, "names a row of the run: a peer is either timed or missing", impl)
+    for impl, row in run.rows.items():
+        _check_row(impl, row, run, f"{field}.rows.{impl}", steps=steps, band=band)
+    for impl in run.peers_missing or {}:
+        if impl in run.rows or impl == CUBLAS:
+            raise invalid(
+                f"{field}.peers_missing.{impl}", "names a row of the run: a peer is either timed or missing", impl
+            )
 
 
-def _validate_figure(figure: Any, field: str, *, steps: bool = False, band: float | None = None) -> None:
+def _check_figure(figure: Figure, field: str, *, steps: bool = False, band: float | None = None) -> None:
     """A figure: its merged rows (shaped like a run's), and ``runs``, the independent runs they merge; every merged
     interval must hold each run's own median (the interval a second run must fall in)."""
-    _validate_run(figure, field, steps=steps, band=band)
-    runs = _get(figure, "runs", field)
-    if not isinstance(runs, list) or not runs:
-        raise _fail(f"{field}.runs", "must be a non-empty list of the runs merged", runs)
-    if figure.get("peers_missing") != runs[-1].get("peers_missing"):
-        raise _fail(f"{field}.peers_missing", "must be its newest run's", figure.get("peers_missing"))
-    if figure.get("cublas_kernel") is not None:  # the kernel cuBLAS ran at a sweep or field figure's shape
-        kernel = _check(figure["cublas_kernel"], f"{field}.cublas_kernel", _OBJECTS["cublas_kernel"])
-        if kernel.get("decoded") is not None:
-            _check(kernel["decoded"], f"{field}.cublas_kernel.decoded", _OBJECTS["decoded"])
-    for index, run in enumerate(runs):
+    _check_run(figure, field, steps=steps, band=band)
+    if figure.peers_missing != figure.runs[-1].peers_missing:
+        shown = None if figure.peers_missing is None else {k: v.to_json() for k, v in figure.peers_missing.items()}
+        raise invalid(f"{field}.peers_missing", "must be its newest run's", shown)
+    for index, run in enumerate(figure.runs):
         where = f"{field}.runs[{index}]"
-        _validate_run(run, where, steps=steps)
-        if set(run["rows"]) != set(figure["rows"]):
-            raise _fail(f"{where}.rows", "must time the same implementations as the figure (one rotation)", run)
-        if run["shape"] != figure["shape"]:
-            raise _fail(f"{where}.shape", "must be the figure's shape", run["shape"])
-        for impl, row in run["rows"].items():
-            for key in ("ratio_to_cublas", "step"):
-                own, merged = row.get(key), figure["rows"][impl].get(key)
-                if own is None or merged is None or merged["low"] <= own["median"] <= merged["high"]:
+        _check_run(run, where, steps=steps)
+        if set(run.rows) != set(figure.rows):
+            raise invalid(
+                f"{where}.rows", "must time the same implementations as the figure (one rotation)", run.to_json()
+            )
+        if run.shape != figure.shape:
+            raise invalid(f"{where}.shape", "must be the figure's shape", run.shape.to_json())
+        for impl, row in run.rows.items():
+            merged_row = figure.rows[impl]
+            for key, own, merged in (("ratio_to_cublas", row.ratio_to_cublas, merged_row.ratio_to_cublas),
+                                     ("step", row.step, merged_row.step)):  # fmt: skip
+                if own is None or merged is None or merged.low <= own.median <= merged.high:
                     continue
-                problem = f"lies outside the merged interval [{merged['low']:.4f}, {merged['high']:.4f}]"
-                raise _fail(f"{where}.rows.{impl}.{key}.median", problem, own["median"])
+                problem = f"lies outside the merged interval [{merged.low:.4f}, {merged.high:.4f}]"
+                raise invalid(f"{where}.rows.{impl}.{key}.median", problem, own.median)
 
 
 def is_proof_run(run: dict[str, Any]) -> bool:
@@ -210,46 +119,35 @@ def is_tryit_run(run: dict[str, Any]) -> bool:
     return str(run.get("title", "")).startswith(TRYIT_TITLE_PREFIX)
 
 
-def _validate_tryit(entry: Any, field: str) -> None:
-    entry = _check(entry, field, _OBJECTS["tryit"])
-    if not re.fullmatch(r"v\d+", entry["version"]):
-        raise _fail(f"{field}.version", "must be a version name v<N>", entry["version"])
-    outcome = entry["outcome"]
+def _check_tryit(entry: TryIt, field: str) -> None:
+    if not re.fullmatch(r"v\d+", entry.version):
+        raise invalid(f"{field}.version", "must be a version name v<N>", entry.version)
+    outcome = entry.outcome
     if outcome not in TRYIT_OUTCOMES:
-        raise _fail(f"{field}.outcome", f"must be one of {', '.join(TRYIT_OUTCOMES)}", outcome)
-    edits = _get(entry, "edits", field)
-    if not isinstance(edits, list) or any(
-        not isinstance(e, list) or len(e) != 2 or not all(isinstance(s, str) for s in e) or not e[0] for e in edits
-    ):
-        raise _fail(f"{field}.edits", "must be a list of [old text, new text] (old not empty)", edits)
-    if not edits and not entry["config"]:
-        raise _fail(field, "changes nothing: give edits or a config", entry)
-    checks = entry["checks"]
-    for i, check in enumerate(checks):
-        where = f"{field}.checks[{i}]"
-        _check(check, where, _OBJECTS["check"])
-        shape = _check(check["shape"], f"{where}.shape", _OBJECTS["shape"])
-        if not check["nonfinite"] <= check["bad"] <= shape["m"] * shape["n"]:
-            raise _fail(where, "must have nonfinite <= bad <= m * n", check)
-        err = _get(check, "max_abs_err", where)
-        if err is not None and (not _is_number(err) or err < 0):
-            raise _fail(f"{where}.max_abs_err", "must be a finite number >= 0 or null", err)
-        if err is None and check["nonfinite"] < shape["m"] * shape["n"]:
-            raise _fail(f"{where}.max_abs_err", "may be null only when no element is finite", check)
+        raise invalid(f"{field}.outcome", f"must be one of {', '.join(TRYIT_OUTCOMES)}", outcome)
+    if not entry.edits and not entry.config:
+        raise invalid(field, "changes nothing: give edits or a config", entry.to_json())
+    for i, one in enumerate(entry.checks):
+        where, elements = f"{field}.checks[{i}]", one.shape.m * one.shape.n
+        if not one.nonfinite <= one.bad <= elements:
+            raise invalid(where, "must have nonfinite <= bad <= m * n", one.to_json())
+        if one.max_abs_err is None and one.nonfinite < elements:
+            raise invalid(f"{where}.max_abs_err", "may be null only when no element is finite", one.to_json())
     # The outcome must follow from the checks (it is derived, never typed).
-    wrong = any(c["bad"] for c in checks)
-    if outcome == "exact" and (not checks or wrong):
-        raise _fail(f"{field}.outcome", "is exact only when checks ran and none found a bad element", outcome)
+    wrong = any(c.bad for c in entry.checks)
+    if outcome == "exact" and (not entry.checks or wrong):
+        raise invalid(f"{field}.outcome", "is exact only when checks ran and none found a bad element", outcome)
     if outcome == "wrong" and not wrong:
-        raise _fail(f"{field}.outcome", "is wrong only when a check found bad elements", outcome)
+        raise invalid(f"{field}.outcome", "is wrong only when a check found bad elements", outcome)
     if outcome in ("hangs", "does not build", "crashes"):
-        _check(entry, field, "error:str")
+        if entry.error is None:
+            raise invalid(f"{field}.error", f"must say what went wrong when the outcome is {outcome}", None)
         if wrong:
-            raise _fail(f"{field}.outcome", f"cannot be {outcome} when a check already found bad elements", outcome)
-    if outcome == "does not build" and checks:
-        raise _fail(f"{field}.checks", "must be empty when the kernel did not build", checks)
-    if outcome == "hangs":
-        _check(entry, field, "timeout_s:pos")
+            raise invalid(f"{field}.outcome", f"cannot be {outcome} when a check already found bad elements", outcome)
+    if outcome == "does not build" and entry.checks:
+        raise invalid(f"{field}.checks", "must be empty when the kernel did not build", entry.to_json()["checks"])
+    if outcome == "hangs" and entry.timeout_s is None:
+        raise invalid(f"{field}.timeout_s", "must give the seconds the launch was allowed when it hangs", None)
 
 
 def tryit_key(entry: dict[str, Any]) -> tuple[str, str]:
@@ -259,42 +157,45 @@ def tryit_key(entry: dict[str, Any]) -> tuple[str, str]:
 
 def validate(data: dict[str, Any]) -> None:
     """Check a results dict against the schema; ResultsError names the first bad field."""
-    _check(data, "", "gpu:obj software:obj method:obj problem:obj")
-    if _get(data, "schema", "") != SCHEMA_VERSION:
-        raise _fail("schema", f"must be {SCHEMA_VERSION}, the only schema this code reads", data["schema"])
-    gpu = _check(data["gpu"], "gpu", _OBJECTS["gpu"])
-    _check(gpu["clocks_mhz"], "gpu.clocks_mhz", _OBJECTS["clocks_mhz"])
-    if (gpu["published_dense_fp16_tflops"] is None) != (gpu["published_source"] is None):
-        raise _fail("gpu.published_source", "must be given exactly when published_dense_fp16_tflops is", gpu)
-    software = _check(data["software"], "software", _OBJECTS["software"])
-    if "cublas" in software:
-        _check(software, "software", "cublas:str")
-    method = _check(data["method"], "method", _OBJECTS["method"])
-    # calls per round (method 3 and older), or what the warm-up is and its seconds
-    _check(method, "method", "warmup:int0" if isinstance(method.get("warmup"), int) else "warmup:str warmup_s:num")
-    problem = _check(data["problem"], "problem", _OBJECTS["problem"])
-    verdicts = method.get("verdicts")
-    band = None if verdicts is None else _check(verdicts, "method.verdicts", _OBJECTS["verdicts"])["band"]
-    ladder = data.get("ladder")
-    if ladder is not None:
-        _validate_figure(ladder, "ladder", band=band)
-        if shape_of(ladder) != (problem["m"], problem["n"], problem["k"]):
-            raise _fail("ladder.shape", "must be the problem's shape", ladder["shape"])
-    for name in (*SECTIONS, "tryit"):
-        entries = data.get(name, [])
-        if not isinstance(entries, list):
-            raise _fail(name, "must be a list (possibly empty)", entries)
-        seen = set()
-        for index, entry in enumerate(entries):
-            if name == "tryit":
-                _validate_tryit(entry, f"{name}[{index}]")
-            else:
-                _validate_figure(entry, f"{name}[{index}]", steps=name == "steps", band=band)
-            key = tryit_key(entry) if name == "tryit" else run_key(name, entry)
+    check(Results.from_json(data))
+
+
+def check(results: Results) -> Results:
+    """Check what the structure cannot say (derived numbers, cross-references) of a decoded file; returns it."""
+    if results.schema != SCHEMA_VERSION:
+        raise invalid("schema", f"must be {SCHEMA_VERSION}, the only schema this code reads", results.schema)
+    gpu = results.gpu
+    if (gpu.published_dense_fp16_tflops is None) != (gpu.published_source is None):
+        raise invalid(
+            "gpu.published_source", "must be given exactly when published_dense_fp16_tflops is", gpu.to_json()
+        )
+    method = results.method
+    if isinstance(method.warmup, str) and method.warmup_s is None:  # what the warm-up is, and its seconds
+        raise missing("method.warmup_s")
+    band = None if method.verdicts is None else method.verdicts.band
+    if results.ladder is not None:
+        _check_figure(results.ladder, "ladder", band=band)
+        problem = results.problem
+        if results.ladder.shape.mnk != (problem.m, problem.n, problem.k):
+            raise invalid("ladder.shape", "must be the problem's shape", results.ladder.shape.to_json())
+    for name in SECTIONS:
+        seen: set[tuple[Any, ...]] = set()
+        for index, figure in enumerate(getattr(results, name)):
+            _check_figure(figure, f"{name}[{index}]", steps=name == "steps", band=band)
+            # the typed twin of run_key (below), which the readers' dicts still use
+            key = (figure.after, figure.title, figure.shape.mnk) if name == "steps" else figure.shape.mnk
             if key in seen:
-                what = "(version, name) of an earlier entry" if name == "tryit" else "key of an earlier run"
-                raise _fail(f"{name}[{index}]", f"repeats the {what}", key)
+                raise invalid(f"{name}[{index}]", "repeats the key of an earlier run", key)
             seen.add(key)
+    entries: set[tuple[str, str]] = set()
+    for index, entry in enumerate(results.tryit):
+        _check_tryit(entry, f"tryit[{index}]")
+        if (entry.version, entry.name) in entries:
+            raise invalid(
+                f"tryit[{index}]", "repeats the (version, name) of an earlier entry", (entry.version, entry.name)
+            )
+        entries.add((entry.version, entry.name))
+    return results
 
 
 def run_key(section: str, run: dict[str, Any]) -> tuple[Any, ...]:
