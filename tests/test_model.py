@@ -135,19 +135,19 @@ def test_each_rule_rejects_a_bad_value_and_names_the_field(where: str, value: An
     data["ladder"]["runs"][0]["rows"]["v1"]["samples"] = {"ratio_to_cublas": [[1.0, 1.0]]}
     model.Results.from_json(data)  # valid before the change
     _set(data, where, value)
-    with pytest.raises(model.ResultsError, match=re.escape(f"field {message}")):
+    with pytest.raises(results.ResultsError, match=re.escape(f"field {message}")):
         model.Results.from_json(data)
 
 
 def test_an_unknown_key_is_refused_with_its_path() -> None:
     data = fake_results.fake_file()
     data["ladder"]["rows"]["v1"]["latency_us"] = 1000.0
-    with pytest.raises(model.ResultsError, match=r"'ladder\.rows\.v1\.latency_us' is not a key of Row"):
+    with pytest.raises(results.ResultsError, match=r"'ladder\.rows\.v1\.latency_us' is not a key of Row"):
         model.Results.from_json(data)
 
 
 def test_a_file_that_is_not_an_object_is_refused() -> None:
-    with pytest.raises(model.ResultsError, match=r"'\(top level\)' must be an object"):
+    with pytest.raises(results.ResultsError, match=r"'\(top level\)' must be an object"):
         model.Results.from_json([])
 
 

@@ -9,7 +9,8 @@ import re
 from typing import Any
 
 from matmul_data import stats
-from matmul_data.model import Figure, Interval, Results, ResultsError, Row, Run, TryIt, invalid, missing
+from matmul_data.decoding import ResultsError, invalid, missing
+from matmul_data.model import Figure, Interval, Results, Row, Run, TryIt
 
 SCHEMA_VERSION = 3
 VERDICTS = (stats.PAYS, stats.COSTS, stats.WITHIN, stats.UNRESOLVED)
