@@ -178,7 +178,7 @@ def l2_cap_text(flop_per_byte: float) -> str:
     if rate is None:
         return f"L2's rate {NOT_MEASURED}"
     tflop = rate.bytes_per_second * flop_per_byte / 1e12
-    return f"{tflop:.0f} TFLOPS at {rate.bytes_per_second / 1e12:.1f} TB/s (the fastest L2-to-SM rate we measured)"
+    return f"{tflop:.0f} TFLOPS at L2's fastest measured {rate.bytes_per_second / 1e12:.1f} TB/s"
 
 
 def budget_table(version: str, record: dict[str, Any] | None, data: Data) -> Table:
