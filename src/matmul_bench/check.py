@@ -248,8 +248,8 @@ def shapes_work(args: argparse.Namespace) -> Work:
 
 def run_shapes(args: argparse.Namespace, target: Target) -> int:
     """One line per (file, shape): its check, or why it has none."""
-    work = shapes_work(args)
-    failed = 0
+    probe(target)
+    work, failed = shapes_work(args), 0
     for spec, answer in zip(work.builds, build_and_check(work, target), strict=True):
         if answer.get("error"):
             print(f"{spec['name']}: {spec['shapes'][0]}: {answer['error'][-400:]}", flush=True)
@@ -483,8 +483,8 @@ def sanitize_work(args: argparse.Namespace) -> Work:
 
 def run_sanitize(args: argparse.Namespace, target: Target) -> int:
     """One line per (tile, shape); the sanitizer wrapping this process prints its own summary."""
-    work, failed = sanitize_work(args), 0
     probe(target, in_process=True)
+    work, failed = sanitize_work(args), 0
     for spec, answer in zip(work.builds, build_and_check(work, target), strict=True):
         if not answer["checks"]:
             print(f"{spec['name']:>8}: FAILED: {(answer.get('error') or '')[-400:]}", flush=True)
