@@ -44,6 +44,7 @@ def dry_run(*argv: str) -> check.Work:
         (["v9-menu", "--shapes", "0x4096x4096"], "must be positive"),
         (["v9-menu", "--extra", "v9-999x999-b"], "unknown configuration v9-999x999-b"),
         (["v9-menu", "--check", "v9-128x256-q"], "unknown configuration v9-128x256-q"),
+        (["v9-menu", "--menu", "--check", "v9-128x256-q"], "unknown configuration v9-128x256-q"),
     ],
 )
 def test_bad_usage_exits_2_with_the_reason_and_starts_no_worker(argv: list[str], message: str, monkeypatch,

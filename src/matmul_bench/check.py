@@ -136,8 +136,8 @@ class Work:
 
     def describe(self) -> str:
         """The work in words, in the order it runs."""
-        where = "in this process, one after another" if self.in_process else f"each in its own process, {self.jobs} " \
-            f"at a time, each ended after {self.build_timeout_s:g} s"  # fmt: skip
+        pool = f"each in its own process, {self.jobs} at a time, each ended after {self.build_timeout_s:g} s"
+        where = "in this process, one after another" if self.in_process else pool
         lines = [f"build and check {len(self.builds)} ({where}):"]
         for spec in self.builds:
             seed = "" if spec.get("seed") is None else f" seed {spec['seed']}"
@@ -364,11 +364,11 @@ def v9_menu() -> dict[str, ImplSpec]:
 def v9_extras(args: argparse.Namespace) -> dict[str, ImplSpec]:
     """The pinned configurations --extra (or --menu, narrowed by --tiles) names; a UsageError for an unknown one."""
     known = v9_menu()
-    if args.menu:
-        return {name: impl for name, impl in known.items() if not args.tiles or name.split("-")[1] in args.tiles}
-    unknown = [e for e in [*args.extra, *(args.check or [])] if e not in known]
+    unknown = [e for e in [*(() if args.menu else args.extra), *(args.check or [])] if e not in known]
     if unknown:
         raise UsageError(f"unknown configuration {', '.join(unknown)}; known: {', '.join(known)}")
+    if args.menu:
+        return {name: impl for name, impl in known.items() if not args.tiles or name.split("-")[1] in args.tiles}
     return {name: known[name] for name in args.extra}
 
 
