@@ -1,9 +1,10 @@
-"""GPU checks, ``python -m matmul_bench check NAME``: development checks, one process each, not the record.
+"""GPU checks, ``python -m matmul_bench check NAME``: development checks, not the record.
 
-Every check takes the benchmark's path: each (kernel, shape) built and checked against float64 with C poisoned by
-NaN in a fresh worker, many at once (:func:`matmul_bench.jobs.build_all`), then whatever is timed timed next to
-cuBLAS in one fresh worker (the record's rounds: :func:`matmul_bench.worker.time_runs`). ``sanitize`` and
-``v9-menu --sanitize`` build and check in this process, so that a sanitizer wrapping it sees the kernels.
+Each check builds and checks every (kernel, shape) it names against float64, C poisoned by NaN, in the benchmark's
+fresh workers, many at once (:func:`matmul_bench.jobs.build_all`), then times what passed next to cuBLAS in one
+more worker, in the record's alternating rounds (:func:`matmul_bench.worker.time_runs`). ``sanitize`` and
+``v9-menu --sanitize`` build and check in this process, so that a sanitizer wrapping it sees the kernels; ``warmup``
+times every call in this process (common.timed_calls), and ``clusters`` asks the driver.
 """
 
 from __future__ import annotations
