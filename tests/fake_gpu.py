@@ -40,6 +40,7 @@ class FakeBackend(CudaBackend):
     def __init__(self, fake: dict[str, Any], process: int) -> None:
         super().__init__()
         self.fail, self.missing, self.process = fake.get("fail_check"), set(fake.get("missing_peers") or ()), process
+        self.fail_build = fake.get("fail_build")
         self.inexact = fake.get("inexact_baseline")  # True: cuBLAS fails every check; a list [[m, n, k], ...]: those
         self.rounds: dict[int, int] = {}
         self.state = 0.0  # an idle GPU
@@ -94,10 +95,26 @@ class FakeBackend(CudaBackend):
     def profile(self, prepared: Prepared) -> None:
         """Nothing to profile."""
 
+    def build(self, spec: dict[str, Any]) -> dict[str, Any]:
+        """A build answer as the worker's: ``fail_check`` (a spec's name) is wrong at every shape it checks, and
+        ``fail_build`` fails to build; a pinned spec reports its own config, an unpinned one {"block_m": 128}."""
+        if spec.get("name") == self.fail_build:
+            return {"ok": False, "configs": {}, "checks": [], "error": "RuntimeError: the fake's failed build"}
+        answer: dict[str, Any] = {"ok": True, "configs": {}, "checks": [], "error": None}
+        for m, n, k in spec["shapes"]:
+            bad = 17 if spec.get("name") == self.fail else 0
+            if spec.get("check"):
+                report = f"{m}x{n}x{k}: " + (f"{bad} of {m * n} elements wrong" if bad else "ok, max |err| 1.00e-04")
+                answer["checks"].append({"shape": f"{m}x{n}x{k}", "ok": not bad, "bad": bad,
+                                         "max_abs_err": 7.0 if bad else 1e-4, "report": report})  # fmt: skip
+                answer["ok"] = answer["ok"] and not bad
+            answer["configs"][f"{m}x{n}x{k}"] = spec.get("config") or {"block_m": 128}
+        return answer
+
 
 def backend(job: dict[str, Any]) -> FakeBackend:
     """The fake for one worker: the job's ``fake`` options, and its process number for the made-up clock."""
-    return FakeBackend(job.get("fake") or {}, job["settings"].get("process", 0))
+    return FakeBackend(job.get("fake") or {}, (job.get("settings") or {}).get("process", 0))
 
 
 @contextlib.contextmanager

@@ -151,7 +151,7 @@ def test_version_refuses_bad_input_and_leaves_c_untouched(kernels: dict[int, Any
 # V8 picks its tile per problem, so the shapes above reach only the tiles its model picks there. Each tile of its
 # menu is pinned here and checked where edges are ragged: M and N multiples of no tile, a tiny M with N % 8 != 0
 # (C copied out by the consumers), the same path over 17 K-tiles, a K shorter than the ring (fewer K-tiles than
-# stages), and one large problem. experiments/v8_sanitize.py runs the first three under compute-sanitizer.
+# stages), and one large problem. `check sanitize` runs the first three under compute-sanitizer.
 MENU_SHAPES = [(1000, 3000, 520), (129, 257, 64), (200, 1001, 1032), (1000, 3000, 128), (5120, 5120, 5120)]
 
 

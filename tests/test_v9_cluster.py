@@ -3,7 +3,7 @@
 Its 128 x 256 build (at M and N multiples of no tile, a partial last K-tile) loads B by multicast, synchronises
 the cluster, and has no memory fence in its K loop: the only MEMBAR.ALL.GPU are the two cluster barriers' (the
 remote arrives are released at CTA scope; at cluster scope ptxas fences each one). Its results on a GPU are
-checked by `python experiments/v9_check.py` until it becomes a version, which the GPU suite then covers.
+checked by `python -m matmul_bench check v9-menu` until it becomes a version, which the GPU suite then covers.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The V8 GPU checks' timings (experiments/v8_check.py), as medians, for the tests that hold claims to them.
+"""The V8 GPU checks' timings (``check v8-menu``), as medians, for the tests that hold claims to them.
 
 docs/chapters/v8.rst ranks the menu's tiles by these logs and tile_model.EDGE_COST is fitted to them.
 3000 x 5000 x 4096 was timed in two of the logs, so the medians keep each log's timing apart: a reader

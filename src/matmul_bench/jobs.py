@@ -54,14 +54,16 @@ def call_worker(job: dict[str, Any], timeout_s: float, prefix: Sequence[str] = (
     return answer
 
 
-def build_all(specs: Sequence[dict[str, Any]], jobs: int = 8, timeout_s: float = 1800,
-              autotune: bool = False) -> list[dict[str, Any]]:  # fmt: skip
+def build_all(specs: Sequence[dict[str, Any]], jobs: int = 8, timeout_s: float = 1800, autotune: bool = False,
+              backend: str = "cuda", fake: dict[str, Any] | None = None) -> list[dict[str, Any]]:  # fmt: skip
     """Every spec ({file, cls, config, shapes, check, seed}) built (and checked) in its own process, ``jobs`` at a
-    time, in order; a failure comes back as {"ok": False, "error": ...}."""
+    time, in order, on ``backend`` (a worker's; ``fake``: the fake's options); a failure comes back as
+    {"ok": False, "error": ...}."""
 
     def build(spec: dict[str, Any]) -> dict[str, Any]:
+        job = {"mode": "build", "build": spec, "autotune": autotune, "backend": backend, "fake": fake or {}}
         try:
-            return call_worker({"mode": "build", "build": spec, "autotune": autotune}, timeout_s)
+            return call_worker(job, timeout_s)
         except BenchmarkError as exc:
             return {"ok": False, "configs": {}, "checks": [], "error": str(exc)}
 

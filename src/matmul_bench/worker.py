@@ -110,6 +110,10 @@ class CudaBackend:
         timed = common.time_loop(prepared.call, warmup_s, repeats, self.timer)
         return Timing(timed.ms, timed.span, timed.busy)
 
+    def build(self, spec: dict[str, Any]) -> dict[str, Any]:
+        """One kernel built at every shape of ``spec`` and checked there when it asks (:func:`build`)."""
+        return build(spec, self.autotune)
+
     def sampler(self) -> machine.WindowSampler:
         """NVML's clock and power, polled while a window is open."""
         return machine.WindowSampler(machine.nvml_reader(self.uuid))
@@ -230,10 +234,9 @@ def make_backend(job: dict[str, Any]) -> CudaBackend:
 
 def run_job(job: dict[str, Any]) -> tuple[dict[str, Any], int]:
     """A job's answer and this process's exit status."""
-    autotune = bool(job.get("autotune"))
-    if job["mode"] == "build":
-        return build(job["build"], autotune), 0  # a wrong build is the answer, not a failure
     backend = make_backend(job)
+    if job["mode"] == "build":
+        return backend.build(job["build"]), 0  # a wrong build is the answer, not a failure
     answer: dict[str, Any] = {"error": None, "device": backend.device(), "runs": []}
     if job["mode"] == "probe":
         answer["software"] = backend.software()

@@ -2,7 +2,7 @@
 
 The field set (:mod:`matmul_data.field`) is recorded in the results file's ``field`` section: V9, V8, cuBLAS and the
 peers at real models' shapes, each run against its own cuBLAS (``record --field``). The development check is a log,
-``plots/results/logs/v9-check-fitted-2026-12-04.json`` (``experiments/v9_check.py --fitted --menu``): one process,
+``plots/results/logs/v9-check-fitted-2026-12-04.json`` (``check v9-menu --fitted --menu``): one process,
 a few rounds, no warm-up, every (tile, sharing) of V9's menu at the fitted half's shapes; the tile model's
 CLUSTER_COST is fitted to it. It is shown as that, never as the record. Where a sentence rests on a measurement the
 generator writes it whole, or a sentence that says it is not measured yet (:func:`sentences`). The chart is
@@ -144,7 +144,7 @@ def check_date() -> str:
 
 
 def check_log(path: Path = CHECK_LOG) -> dict[str, Any] | None:
-    """The development check's log (experiments/v9_check.py --json), or None where it is not in the repository."""
+    """The development check's log (``check v9-menu --json``), or None where it is not in the repository."""
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 

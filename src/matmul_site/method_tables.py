@@ -73,7 +73,7 @@ def proof_table(data: Data) -> Table:
 
 
 def warmup_record(data: Data) -> dict[str, Any] | None:
-    """experiments/warmup.py's record for the results file's GPU (every call of its blocks), or None."""
+    """``check warmup``'s record for the results file's GPU (every call of its blocks), or None."""
     if data is None:
         return None
     path = paths.RESULTS_DIR / "warmup" / f"{results.slug(data['gpu']['name'])}.json.gz"

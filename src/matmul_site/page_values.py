@@ -209,7 +209,7 @@ def proof_values(data: dict[str, Any]) -> Iterator[tuple[str, str]]:
 
 
 def warmup_values(data: dict[str, Any]) -> Iterator[tuple[str, str]]:
-    """The benchmark's warm-up, and the measurement behind it (experiments/warmup.py) on the results file's GPU."""
+    """The benchmark's warm-up, and the measurement behind it (``check warmup``) on the results file's GPU."""
     if "warmup_s" in data["method"]:
         yield "method.warmup_s", f"{data['method']['warmup_s']:g} s"
     found = warmup_record(data)
