@@ -5,7 +5,7 @@
 # both blocks (a remote arrive through mapa). With the default cluster-scope arrives, far slower than V6: see V6.
 # The grid is a knob (grid_blocks, default one block per SM). A hypothesis, since ruled out: fewer clusters of two
 # might fit on the GPU at once than 132 / 2 (a cluster's blocks must share a GPC), so that the last clusters would
-# run as a second wave. experiments/cluster_occupancy.py asked the driver on the H200: all 66 fit
+# run as a second wave. `python -m matmul_bench check clusters` asked the driver on the H200: all 66 fit
 # (plots/results/logs/cluster-occupancy-2026-12-02.txt). The "clusters in smaller grids" steps run is unmeasured.
 # The cause, measured: two fences (MEMBAR.ALL.CTA, MEMBAR.ALL.GPU) before each of the two remote arrives per K-tile
 # and consumer group; `arrive_scope="cta"` removes them, 1.5x faster (steps run "clusters without fences").

@@ -1,6 +1,6 @@
 # Experiment (not a chapter version): V7 with a stream-K tail, the attempt after V7.
 # `python -m matmul_bench record --steps "v7 round 2"` times it (specs/steps.py);
-# experiments/streamk_check.py checks it.
+# `python -m matmul_bench check stream-k` checks it.
 # Caveats: the spin-wait on a flag assumes all 132 blocks are resident at once (one per SM; no cooperative launch),
 # and Tilus emits bar.cta.sync, st.release and ld.acquire as inline asm without a "memory" clobber, so the
 # source alone does not pin the order of the plain partial-sum loads and stores around them (SASS not checked).

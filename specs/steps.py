@@ -134,7 +134,7 @@ RUNS: dict[str, dict[str, Any]] = {
         "kept": ["v6-rows-sw16", "v6-chunks-sw16"],  # groups of 16: the V6 of the chapter; with chunks, V7's design
     },
     # Whether the cluster attempt was slow because not every cluster of a 132-block grid fits at once (see
-    # experiments/cluster_occupancy.py): the same variant with smaller grids.
+    # python -m matmul_bench check clusters): the same variant with smaller grids.
     "clusters in smaller grids": {
         "after": "v6",
         "title": "clusters with TMA multicast in smaller persistent grids",

@@ -91,6 +91,14 @@ def test_the_kernel_folder_imports_none_of_the_tooling() -> None:
     assert found == []
 
 
+def test_the_data_core_names_the_benchmark_nowhere_not_even_in_a_string() -> None:
+    # The docs build imports the data core: a command or module of the benchmark written there (a how-to in an error,
+    # code in a string) is a side door past the import contracts; the site or the benchmark says it instead.
+    found = [path.name for path in sorted((SRC / "matmul_data").glob("*.py"))
+             if "matmul_bench" in path.read_text(encoding="utf-8")]  # fmt: skip
+    assert list((SRC / "matmul_data").glob("*.py")) and found == []
+
+
 def test_only_the_kernel_loader_edits_the_import_path_or_imports_files_by_path() -> None:
     root = SRC.parent
     folders = [SRC, root / "experiments", root / "specs", root / "figures", root / "plots", root / "tests"]

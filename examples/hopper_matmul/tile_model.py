@@ -21,7 +21,7 @@ them, and the kernel's time is that block's. Three things decide which tile the 
    ``1 + OPERAND_BYTE_COST * (1/bm + 2/bn + 1/64)``.
 
 3. **A nearly empty last column.** When bn does not divide N, the last column of tiles lies partly past N. The
-   GPU checks of every tile at M = 3000, K = 4096 and seven values of N (experiments/v8_check.py, logs
+   GPU checks of every tile at M = 3000, K = 4096 and seven values of N (`python -m matmul_bench check v8-menu`, logs
    plots/results/logs/v8-check*-2026-12-02.json) found such a tile slower than a full one: at N = 5000 the 648
    tiles of 128 x 192 (the last column 8 of 192 wide) took longer than the same 648 tiles, all full, at
    N = 5184. Why is not measured (TMA fills the part of a box past N with zeros; whether that costs is our
@@ -83,7 +83,7 @@ V6 with swizzled chunks at 8192^3 (the steps table "round 1", merged over three 
 same L2 bytes per FLOP; the 256 x 128 tile reads 1/128 + 1/64 instead of 1/256 + 1/64 bytes of shared
 memory per FLOP, and ``(1 + c * 0.03516) / (1 + c * 0.03125) = 1.0093 / 0.9582`` gives c = 23.9 with the
 unrounded medians (23.2 from the single run of 2026-11-30). It is a weak fit: one pair of medians;
-tests/test_v8_tile_model.py refits it from the results file. ``experiments/v8_check.py`` times every
+tests/test_v8_tile_model.py refits it from the results file. ``python -m matmul_bench check v8-menu`` times every
 candidate and prints each tile's measured cost per FLOP beside the model's.
 
 The menu holds only tiles that fit one block per SM with at least three pipeline stages (a consumer

@@ -140,7 +140,7 @@ class Interval(Model):
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Counters(Model):
-    """Nsight Compute's counters of one launch (matmul_bench.ncu); null where ncu did not measure one."""
+    """Nsight Compute's counters of one launch (the benchmark's profile); null where ncu did not measure one."""
 
     tensor_pipe_pct: float | None = key(NUMBER, null=True)
     gmma_instructions: float | None = optional(NUMBER)

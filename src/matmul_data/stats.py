@@ -93,8 +93,8 @@ def paired_ratios(numerator_ms: Sequence[float], denominator_ms: Sequence[float]
     return [a / b for a, b in zip(numerator_ms, denominator_ms, strict=True)]
 
 
-# A warm-up block (experiments/warmup.py) in slices of time from its first call, in ms: its first calls, the rest of
-# the first quarter second, the second quarter, the second half second, the second second.
+# A warm-up block (the warm-up check, docs/method.rst) in slices of time from its first call, in ms: its first calls,
+# the rest of the first quarter second, the second quarter, the second half second, the second second.
 WARMUP_SLICES_MS = ((0, 25), (25, 250), (250, 500), (500, 1000), (1000, 2000))
 
 
