@@ -28,7 +28,7 @@ LADDER_ALT = "Bar chart of TFLOPS for every version next to cuBLAS"
 def og_chart(pagename: str) -> str:
     """What a link to this page previews: a version's chart on its pages once its row is measured, else the ladder."""
     match = re.fullmatch(r"(?:chapters/|gallery/matmul_)(v\d+)", pagename)
-    if match and match[1] in versions.names() and results.ladder_row(results.load_default(), match[1]) is not None:
+    if match and match[1] in versions.names() and results.ladder_row(results.read_default(), match[1]) is not None:
         return versions.get(match[1]).chart_name
     return LADDER
 
