@@ -11,10 +11,10 @@ from __future__ import annotations
 import html
 import re
 from pathlib import Path
-from typing import Any
 
 from docutils import nodes
 from sphinx.application import Sphinx
+from sphinx.util.typing import ExtensionMetadata
 
 from matmul_data import results, versions
 from matmul_site.sphinx import chart_files
@@ -69,7 +69,7 @@ def copy_charts(app: Sphinx, exception: BaseException | None) -> None:
             landscape(drawn, out / f"{chart}.png")
 
 
-def setup(app: Sphinx) -> dict[str, Any]:
+def setup(app: Sphinx) -> ExtensionMetadata:
     app.setup_extension("sphinxext.opengraph")
     app.connect("doctree-read", choose_image, priority=600)  # after Sphinx collects the page's own metadata
     app.connect("build-finished", copy_charts)
