@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import Any
 
-from matmul_data import results, stats, versions
+from matmul_data import model, results, stats, versions
 
 TUNED = {v.name: v.tuned for v in versions.all_versions()}
 
@@ -238,3 +238,8 @@ def fake_tryit_run() -> dict[str, Any]:
     step_over = {"try-v2-s2": "try-v2", "try-v2-s4": "try-v2"}
     run = fake_run(BENCH_SHAPE, latencies, titles=titles, step_over=step_over, kept={}, processes=2, rounds=10)
     return figure(run | {"after": "v2", "title": results.TRYIT_TITLE_PREFIX + "fewer or more stages"})
+
+
+def typed(data: dict[str, Any] | None) -> model.Results | None:
+    """A results file's dict as the site reads it: decoded into :mod:`matmul_data.model` (None stays None)."""
+    return None if data is None else model.Results.from_json(data)

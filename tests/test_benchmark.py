@@ -510,32 +510,33 @@ def test_a_wrong_peer_is_not_timed_and_recorded_as_missing_with_its_check(tmp_pa
 def test_a_fake_field_record_writes_a_field_section_that_merges_by_shape_over_repeated_runs(tmp_path: Path) -> None:
     for _ in range(3):
         assert fake(tmp_path, "--field", "--quick", processes=1) == 0
-    data = results.load(tmp_path / "res" / "nvidia-h200.json")
+    data = results.read(tmp_path / "res" / "nvidia-h200.json")
     figures = results.field_runs(data)
-    assert [results.shape_of(f) for f in figures] == [f.shape for f in field.FIELD[:3]]
-    assert [len(f["runs"]) for f in figures] == [3, 3, 3] and all(f["replicated"] for f in figures)
-    assert figures[0]["field"] == figures[0]["runs"][-1]["field"] == plan.field_runs()[0].field_info
+    assert [f.shape.mnk for f in figures] == [f.shape for f in field.FIELD[:3]]
+    assert [len(f.runs) for f in figures] == [3, 3, 3] and all(f.replicated for f in figures)
+    assert figures[0].field == figures[0].runs[-1].field
+    assert figures[0].field.to_json() == plan.field_runs()[0].field_info
     assert results.field_runs(data, field.HELD_OUT) == [figures[1]]
-    assert data["sweep"] == [] and "ladder" not in data
+    assert data.sweep == () and "ladder" not in data.key_order
     assert all(results.inexact_baseline(f) is None for f in figures)
 
 
 def test_an_inexact_cublas_is_timed_and_its_row_marked_with_its_wrong_elements(tmp_path: Path, capsys) -> None:
     odd = field.FIELD[1].shape
     assert fake(tmp_path, "--field", "--quick", inexact_baseline=[list(odd)]) == 0
-    data = results.load(tmp_path / "res" / "nvidia-h200.json")
+    data = results.read(tmp_path / "res" / "nvidia-h200.json")
     first, second, third = results.field_runs(data)
-    assert results.inexact_baseline(second) == 3 and second["runs"][-1]["rows"]["cublas"]["wrong_elements"] == 3
-    assert set(second["rows"]) == {*versions.names()[-2:], "cublas"}  # every row timed, paired with cuBLAS
+    assert results.inexact_baseline(second) == 3 and second.runs[-1].rows["cublas"].wrong_elements == 3
+    assert set(second.rows) == {*versions.names()[-2:], "cublas"}  # every row timed, paired with cuBLAS
     assert results.inexact_baseline(first) is None and results.inexact_baseline(third) is None
-    assert all("wrong_elements" not in row for f in (first, second) for name, row in f["rows"].items()
+    assert all(row.wrong_elements is None for f in (first, second) for name, row in f.rows.items()
                if name != "cublas")  # fmt: skip
     printed = capsys.readouterr()
     assert "cuBLAS failed its float64 check at 4096x4096x14336 (3 elements" in printed.err
     assert "inexact: 3 elements outside tolerance" in printed.out
-    raw = runner.read_samples(tmp_path / "res" / second["log"])
-    recorded = [{k: v for k, v in f["runs"][-1].items() if k != "invocation_s"} for f in (first, second, third)]
-    assert aggregate.runs_from_samples(raw, second["log"]) == recorded  # the mark is recomputed from the checks
+    raw = runner.read_samples(tmp_path / "res" / second.log)
+    recorded = [{k: v for k, v in f.runs[-1].to_json().items() if k != "invocation_s"} for f in (first, second, third)]
+    assert aggregate.runs_from_samples(raw, second.log) == recorded  # the mark is recomputed from the checks
 
 
 def test_a_kernel_of_ours_that_misses_the_tolerance_in_the_field_stops_the_record(tmp_path: Path, capsys) -> None:

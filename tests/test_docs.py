@@ -23,7 +23,7 @@ import pytest
 
 import early
 from fake_results import fake_file
-from matmul_data import budget, paths, results, stats, versions
+from matmul_data import budget, model, paths, results, stats, versions
 from matmul_site import method_tables, rerun
 from matmul_site.numfmt import NOT_MEASURED
 from matmul_site.sphinx import kernel_source
@@ -374,7 +374,7 @@ def test_a_preview_is_the_image_scaled_to_fit_1200_by_630_and_centred_on_white(t
 @pytest.mark.slow
 def test_link_previews_are_the_plot_directives_own_png_of_each_chart_on_a_landscape(site: Path, tmp_path: Path) -> None:
     previews = sorted((site / "_static" / "og").glob("*.png"))
-    data = results.load_default()
+    data = results.read_default()
     measured = [c for c in CHAPTERS if results.ladder_row(data, c) is not None]  # the others preview the ladder
     assert {p.stem for p in previews} == {f"plot_{c}" for c in measured} | {"plot_summary"}
     for preview in previews:  # drawn once, with the page's SVG, then laid out: not a second drawing
@@ -389,23 +389,22 @@ def _walk(node: Any) -> list[float]:
     return [float(node)] if isinstance(node, int | float) and not isinstance(node, bool) else []
 
 
-def numbers_held(data: dict[str, Any]) -> list[float]:
+def numbers_held(data: model.Results) -> list[float]:
     """Every number the file holds or the pages derive from it (peaks at each row's clock, shares of them and of
     the datasheet, ladder steps per clock cycle), ratios and shares also as percentages; and the L2 yardstick."""
-    found = _walk(data)
-    peak = data["gpu"]["published_dense_fp16_tflops"]
-    ladder = (data.get("ladder") or {}).get("rows", {})
+    found = _walk(data.to_json())
+    peak = data.gpu.published_dense_fp16_tflops
+    ladder = data.ladder.rows if data.ladder else {}
     for row in ladder.values():  # a ladder step per clock cycle: the step times the clock before over the clock after
-        step = row.get("step") or {}
-        over = ladder.get(step.get("over"), {})
-        if row.get("sm_clock_mhz") and over.get("sm_clock_mhz"):
-            found.append(step["median"] * over["sm_clock_mhz"] / row["sm_clock_mhz"])
-    for run in results.figures(data):
-        for row in (run or {}).get("rows", {}).values():
-            found.append(row["tflops"] / peak)
-            if row.get("sm_clock_mhz") is not None:
-                at_clock = results.peak_tflops_at(data, round(row["sm_clock_mhz"]))
-                found += [at_clock, row["tflops"] / at_clock]
+        over = ladder.get(row.step.over or "") if row.step else None
+        if row.step and over and row.sm_clock_mhz and over.sm_clock_mhz:
+            found.append(row.step.median * over.sm_clock_mhz / row.sm_clock_mhz)
+    for run in data.figures:
+        for row in run.rows.values():
+            found.append(row.tflops / peak)
+            if row.sm_clock_mhz is not None:
+                at_clock = results.peak_tflops_at(data, round(row.sm_clock_mhz))
+                found += [at_clock, row.tflops / at_clock]
     found += [100 * v for v in list(found) if abs(v) <= 10]
     # The budget boxes' yardstick: the L2 rate from V8's Nsight Compute log, and the TFLOPS it feeds at each version's
     # intensity (build record and tile).
@@ -428,7 +427,7 @@ def _holds(number: str, held: list[float]) -> bool:
 
 @pytest.mark.slow
 def test_pages_state_no_number_the_results_file_does_not_hold(site: Path) -> None:
-    held = numbers_held(results.load_default())
+    held = numbers_held(results.read_default())
     wrong = []
     for page in built_pages(site):
         for number, unit in NUMBER_WITH_UNIT.findall(CONFIDENCE.sub("", page_text(page))):
@@ -439,7 +438,7 @@ def test_pages_state_no_number_the_results_file_does_not_hold(site: Path) -> Non
 
 def test_number_check_catches_a_hand_typed_number() -> None:
     data = fake_file()
-    held = numbers_held(data)
+    held = numbers_held(model.Results.from_json(data))
     v3 = data["ladder"]["rows"]["v3"]
     text = f"V3 reaches {v3['tflops']:.0f} TFLOPS in {v3['latency_ms']:.3f} ms; it was 612 TFLOPS before."
     verdict = {number: _holds(number, held) for number, _ in NUMBER_WITH_UNIT.findall(text)}
@@ -513,10 +512,11 @@ CAPTION = re.compile(
 
 @pytest.mark.slow
 def test_captions_are_short_and_link_the_method_which_only_the_method_page_tells(site: Path) -> None:
-    data = results.load_default()
+    data = results.read_default()
     # The method's own words as the page shows them: its field names ("method.verdicts.band") replaced by their values.
-    method = [method_tables.method_text(data["method"][key], data["method"])
-              for key in ("timer", "l2_flush", "order", "statistic", "interval")]  # fmt: skip
+    method = [method_tables.method_text(text, data.method)
+              for text in (data.method.timer, data.method.l2_flush, data.method.order, data.method.statistic,
+                           data.method.interval)]  # fmt: skip
     told = {}
     seen = 0
     for page in built_pages(site):

@@ -22,8 +22,8 @@ from chart_text import layout_problems
 from matplotlib.colors import to_rgb
 
 from fake_field import with_field
-from fake_results import fake_file, provenance
-from matmul_data import paths, results, versions
+from fake_results import fake_file, provenance, typed
+from matmul_data import model, paths, results, versions
 from matmul_site import chart_parts, chartkit, charts, numfmt, rerun, table_captions
 
 
@@ -75,11 +75,12 @@ def method_words(data: dict[str, Any]) -> list[str]:
 
 
 def test_no_caption_or_method_text_is_drawn_into_a_chart(data: dict[str, Any]) -> None:
-    drawn = [charts.version_chart("v2", data), charts.summary_chart(data), charts.sweep_chart(data)]
-    drawn += [charts.steps_chart(data), charts.replication_chart(replicated(data))]
+    read = typed(data)
+    drawn = [charts.version_chart("v2", read), charts.summary_chart(read), charts.sweep_chart(read)]
+    drawn += [charts.steps_chart(read), charts.replication_chart(typed(replicated(data)))]
     for fig in drawn:
         words = " ".join(texts(fig) + [t.get_text() for t in fig.legends[0].get_texts()] if fig.legends else texts(fig))
-        assert table_captions.ladder_caption(data) not in words and table_captions.sweep_caption(data) not in words
+        assert table_captions.ladder_caption(read) not in words and table_captions.sweep_caption(read) not in words
         assert not [m for m in method_words(data) if m in words], words
 
 
@@ -101,12 +102,12 @@ def test_empty_charts_say_not_measured_yet_and_show_no_number(case: str, tmp_pat
 
 def test_unmeasured_version_chart_says_so(data: dict[str, Any]) -> None:
     del data["ladder"]["rows"]["v5"]
-    fig = charts.version_chart("v5", data)
+    fig = charts.version_chart("v5", typed(data))
     assert [t.get_text() for t in fig.axes[0].texts] == [f"V5: {charts.NOT_MEASURED}"]
 
 
 def test_version_chart_highlights_this_version_and_draws_the_same_runs_cublas(data: dict[str, Any]) -> None:
-    fig = charts.version_chart("v3", data)
+    fig = charts.version_chart("v3", typed(data))
     ax = fig.axes[0]
     rows = data["ladder"]["rows"]
     bars = {round(p.get_width(), 3): p.get_facecolor()[:3] for p in ax.patches}
@@ -115,18 +116,19 @@ def test_version_chart_highlights_this_version_and_draws_the_same_runs_cublas(da
     assert colour["v4"] == pytest.approx(to_rgb(chartkit.LATER))
     assert [line.get_xdata()[0] for line in ax.lines] == [rows["cublas"]["tflops"]]  # one baseline
     assert ax.get_title(loc="left").replace("\n", " ") == (
-        f"V3: {rows['v3']['tflops']:.0f} TFLOPS, {numfmt.ratio_text(rows['v3']['ratio_to_cublas'])} cuBLAS"
+        f"V3: {rows['v3']['tflops']:.0f} TFLOPS, "
+        f"{numfmt.ratio_text(model.Interval.from_json(rows['v3']['ratio_to_cublas']))} cuBLAS"
     )
 
 
 def test_summary_chart_marks_cublas_the_datasheet_and_the_peak_at_each_rows_clock(data: dict[str, Any]) -> None:
     data["ladder"]["rows"]["v2"]["sm_clock_mhz"] = 1500.0
-    fig = charts.summary_chart(data)
+    fig = charts.summary_chart(typed(data))
     ax = fig.axes[0]
     levels = sorted(line.get_xdata()[0] for line in ax.lines if len(line.get_xdata()))
     assert levels == sorted([data["ladder"]["rows"]["cublas"]["tflops"], 989.4])
     peaks = sorted({round(seg[0][0], 3) for c in ax.collections for seg in c.get_segments()})
-    assert peaks == sorted({round(results.peak_tflops_at(data, c), 3) for c in (1500.0, 1755.0)})
+    assert peaks == sorted({round(results.peak_tflops_at(typed(data), c), 3) for c in (1500.0, 1755.0)})
 
 
 # In the ladder of clocked(): a row with its clock, one whose clock was not sampled, one whose clock is suspect.
@@ -170,12 +172,12 @@ def test_every_tflops_chart_marks_the_peak_at_each_rows_clock_and_none_for_a_sus
     chart: str, data: dict[str, Any]
 ) -> None:
     data = clocked(data)
-    rows = data["ladder"]["rows"]
+    read, rows = typed(data), data["ladder"]["rows"]
     drawn, shown = {
-        "version": (lambda: charts.version_chart("v3", data), [rows[v] for v in versions.names()]),
-        "summary": (lambda: charts.summary_chart(data), list(rows.values())),
-        "steps": (lambda: charts.steps_chart(data), [rows[v] for v, _ in results.ladder_steps(data)]),
-        "sweep": (lambda: charts.sweep_chart(data), [row for run in data["sweep"] for row in run["rows"].values()]),
+        "version": (lambda: charts.version_chart("v3", read), [rows[v] for v in versions.names()]),
+        "summary": (lambda: charts.summary_chart(read), list(rows.values())),
+        "steps": (lambda: charts.steps_chart(read), [rows[v] for v, _ in results.ladder_steps(read)]),
+        "sweep": (lambda: charts.sweep_chart(read), [row for run in data["sweep"] for row in run["rows"].values()]),
     }[chart]
     fig = drawn()
     expected = sms_x_4096_x_clock(data, shown)
@@ -190,8 +192,9 @@ def test_each_bars_label_gives_its_share_of_the_peak_or_says_its_clock_is_suspec
     chart: str, data: dict[str, Any]
 ) -> None:
     data = clocked(data)
-    drawn = {"version": lambda: charts.version_chart("v3", data), "summary": lambda: charts.summary_chart(data),
-             "steps": lambda: charts.steps_chart(data)}[chart]  # fmt: skip
+    read = typed(data)
+    drawn = {"version": lambda: charts.version_chart("v3", read), "summary": lambda: charts.summary_chart(read),
+             "steps": lambda: charts.steps_chart(read)}[chart]  # fmt: skip
     words = [w.strip() for w in texts(drawn())]  # inside a bar or beside it
     rows = data["ladder"]["rows"]
     row, suspect = rows[CLOCKED], rows[SUSPECT]
@@ -205,14 +208,15 @@ def test_a_chart_without_any_clock_draws_no_peak_and_no_peak_legend(data: dict[s
     for run in [data["ladder"], *data["sweep"]]:
         for row in run["rows"].values():
             row["sm_clock_mhz"] = None
-    for fig in (charts.version_chart("v3", data), charts.steps_chart(data), charts.sweep_chart(data)):
+    read = typed(data)
+    for fig in (charts.version_chart("v3", read), charts.steps_chart(read), charts.sweep_chart(read)):
         assert peak_marks_at(fig) == []
         legend = [t.get_text() for legend in fig.legends for t in legend.get_texts()]
         assert not [t for t in legend if "peak" in t], legend
 
 
 def test_sweep_chart_shows_ratios_with_their_intervals_and_tflops(data: dict[str, Any]) -> None:
-    fig = charts.sweep_chart(data)
+    fig = charts.sweep_chart(typed(data))
     top, bottom = fig.axes[:2]
     first = versions.names()[-3]  # the first of the three versions the sweep times
     by_size = sorted(data["sweep"], key=lambda r: sum(r["shape"].values()))
@@ -231,32 +235,33 @@ def test_sweep_chart_shows_ratios_with_their_intervals_and_tflops(data: dict[str
 def test_steps_chart_colours_each_step_by_its_verdict(data: dict[str, Any]) -> None:
     rows = data["ladder"]["rows"]
     rows["v3"]["step"].update(median=1.0, low=0.98, high=1.02)
-    fig = charts.steps_chart(data)
+    fig = charts.steps_chart(typed(data))
     ax = fig.axes[0]
     bars = list(ax.patches)
-    assert len(bars) == len(results.ladder_steps(data))
-    by_version = dict(zip([i for i, _ in results.ladder_steps(data)], bars, strict=True))
+    steps = results.ladder_steps(typed(data))
+    assert len(bars) == len(steps)
+    by_version = dict(zip([i for i, _ in steps], bars, strict=True))
     for impl, bar in by_version.items():
-        rule = results.verdict(rows[impl]["step"])
+        rule = results.verdict(model.Interval.from_json(rows[impl]["step"]))
         assert bar.get_facecolor()[:3] == pytest.approx(to_rgb(chartkit.VERDICT_COLOURS[rule])), impl
         assert bar.get_x() == pytest.approx(rows[rows[impl]["step"]["over"]]["tflops"])
         assert bar.get_x() + bar.get_width() == pytest.approx(rows[impl]["tflops"])
-    first = results.ladder_steps(data)[0][1]
+    first = steps[0][1]
     assert ax.texts[0].get_text() == f"V0\u2192V1  {numfmt.ratio_text(first)}"
 
 
 def test_field_chart_shows_each_shape_by_half_as_ratios_to_its_runs_cublas(data: dict[str, Any]) -> None:
     data = with_field(data)
-    fig = charts.field_chart(data)
+    fig = charts.field_chart(typed(data))
     (ax,) = fig.axes
     series = {c.get_label(): c for c in ax.containers}
     ours = versions.names()[-2:]
     assert list(series) == [*(versions.label(v) for v in ours), "Triton (torch.compile templates)", "QuACK (CuTe DSL)"]
-    ordered = results.field_runs(data, "fitted") + results.field_runs(data, "held-out")
-    newest = [r["rows"][ours[-1]]["ratio_to_cublas"]["median"] for r in ordered]
+    ordered = results.field_runs(typed(data), "fitted") + results.field_runs(typed(data), "held-out")
+    newest = [r.rows[ours[-1]].ratio_to_cublas.median for r in ordered]
     assert list(series[versions.label(ours[-1])].lines[0].get_xdata()) == pytest.approx(newest)
     quack = series["QuACK (CuTe DSL)"].lines[0].get_xdata()
-    assert len(quack) == sum(versions.QUACK in r["rows"] for r in ordered) < len(ordered)  # only where it ran
+    assert len(quack) == sum(versions.QUACK in r.rows for r in ordered) < len(ordered)  # only where it ran
     words = texts(fig)
     assert words.count("Fitted half") == words.count("Held-out half") == 1
     inexact = [w for w in words if "(cuBLAS inexact)" in w.replace("\n", " ")]
@@ -279,17 +284,17 @@ def replicated(data: dict[str, Any], runs: int = 3) -> dict[str, Any]:
                 if key in row:
                     row[key]["median"] *= 1 + 0.004 * (index - 1)
         ladder["runs"].append(run)
-    data["method"]["verdicts"] = {"band": 0.015}
+    data["method"]["verdicts"] = {"count": 1, "family_confidence": 0.95, "confidence_each": 0.95, "band": 0.015}
     return data
 
 
 def test_replication_chart_shows_each_runs_median_and_the_merged_interval_by_verdict(data: dict[str, Any]) -> None:
     data = replicated(data)
     ladder = data["ladder"]
-    fig = charts.replication_chart(data)
+    fig = charts.replication_chart(typed(data))
     top, bottom = fig.axes[:2]
-    steps = results.ladder_steps(data)
-    names = [f"{versions.label(s['over'])}\u2192{versions.label(i)}" for i, s in steps]
+    steps = results.ladder_steps(typed(data))
+    names = [f"{versions.label(s.over)}\u2192{versions.label(i)}" for i, s in steps]
     assert [t.get_text() for t in top.get_yticklabels()] == names
     impls = [i for i in ladder["rows"] if i != results.CUBLAS]
     assert [t.get_text() for t in bottom.get_yticklabels()] == [versions.label(i) for i in impls]
@@ -298,7 +303,8 @@ def test_replication_chart_shows_each_runs_median_and_the_merged_interval_by_ver
         for impl, segment, colour in zip(shown, bars.get_segments(), bars.get_colors(), strict=True):
             merged = ladder["rows"][impl][key]
             assert [x for x, _ in segment] == pytest.approx([merged["low"], merged["high"]]), impl
-            assert tuple(colour[:3]) == pytest.approx(to_rgb(chartkit.VERDICT_COLOURS[results.verdict(merged)]))
+            rule = results.verdict(model.Interval.from_json(merged))
+            assert tuple(colour[:3]) == pytest.approx(to_rgb(chartkit.VERDICT_COLOURS[rule]))
         dots = sorted(x for line in ax.lines if line.get_marker() == "o" for x in line.get_xdata())
         assert dots == pytest.approx(sorted(r["rows"][i][key]["median"] for r in ladder["runs"] for i in shown))
         (band,) = [p for p in ax.patches if p.get_width() < 1]
@@ -307,13 +313,13 @@ def test_replication_chart_shows_each_runs_median_and_the_merged_interval_by_ver
 
 
 def test_replication_chart_with_one_run_says_there_is_nothing_to_compare(data: dict[str, Any]) -> None:
-    fig = charts.replication_chart(data)  # the made-up ladder is one run
+    fig = charts.replication_chart(typed(data))  # the made-up ladder is one run
     assert texts(fig) == [f"Replicated ladder: {charts.NOT_MEASURED}"]
 
 
 def test_unknown_version_is_a_value_error(data: dict[str, Any]) -> None:
     with pytest.raises(ValueError, match="v99"):
-        charts.version_chart("v99", data)
+        charts.version_chart("v99", typed(data))
 
 
 def test_draw_all_without_rerun_never_imports_torch(tmp_path: Path) -> None:

@@ -16,8 +16,8 @@ import pytest
 
 import fake_results
 from fake_field import with_field
-from fake_results import fake_file
-from matmul_data import budget, field, loader, paths, results, stats, versions
+from fake_results import fake_file, typed
+from matmul_data import budget, field, loader, model, paths, results, stats, versions
 from matmul_site import chapter_tables, doc_pages, field_pages, method_tables, numfmt, page_values, phrases, render
 from matmul_site.numfmt import NOT_MEASURED
 
@@ -61,7 +61,7 @@ def test_the_committed_generated_files_are_what_the_committed_data_gives() -> No
 
 
 def test_every_name_the_pages_use_has_a_value_in_the_committed_data(record: dict[str, Any]) -> None:
-    named = page_values.values(results.load_default(), record)
+    named = page_values.values(results.read_default(), record)
     missing = {name: page for name, page in doc_pages.used_names().items() if name not in named}
     assert missing == {}, "names with no value (a typo, or data not recorded yet)"
 
@@ -147,11 +147,11 @@ def _set_step(data: dict[str, Any], impl: str, median: float, low: float, high: 
 
 
 def test_ladder_values_print_with_their_units(data: dict[str, Any], record: dict[str, Any]) -> None:
-    named, row = page_values.values(data, record), data["ladder"]["rows"]["v3"]
+    named, row = page_values.values(typed(data), record), data["ladder"]["rows"]["v3"]
     assert named["v3.tflops"] == f"{row['tflops']:.0f} TFLOPS"
     assert named["v3.ms"] == f"{row['latency_ms']:.3f} ms"
     assert named["v3.sm_clock"] == f"{row['sm_clock_mhz']:.0f} MHz"
-    assert named["v3.ratio"] == numfmt.ratio_text(row["ratio_to_cublas"])
+    assert named["v3.ratio"] == numfmt.ratio_text(model.Interval.from_json(row["ratio_to_cublas"]))
 
 
 def test_steps_and_ratios_speak_by_the_rule(data: dict[str, Any], record: dict[str, Any]) -> None:
@@ -159,7 +159,7 @@ def test_steps_and_ratios_speak_by_the_rule(data: dict[str, Any], record: dict[s
     _set_step(data, "v3", 0.99, 0.97, 1.02)
     _set_step(data, "v5", 0.93, 0.91, 0.95)
     data["ladder"]["rows"]["v6"]["ratio_to_cublas"] = {"median": 0.95, "low": 0.94, "high": 0.96}
-    named = page_values.values(data, record)
+    named = page_values.values(typed(data), record)
     assert named["v2.step"] == f"pays: 1.04{TIMES} [1.02, 1.06]"
     assert named["v3.step"] == f"is unresolved at \u00b11.5%: 0.99{TIMES} [0.97, 1.02]"
     assert named["v5.step"] == f"costs: 0.93{TIMES} [0.91, 0.95]"
@@ -173,12 +173,12 @@ def test_a_sentence_gets_the_plain_median_and_the_word_and_the_interval_stays_in
 ) -> None:
     _set_step(data, "v5", 0.93, 0.91, 0.95)
     data["ladder"]["rows"]["v6"]["ratio_to_cublas"] = {"median": 0.95, "low": 0.94, "high": 0.96}
-    named = page_values.values(data, record)
+    named = page_values.values(typed(data), record)
     assert (named["v5.step_ratio"], named["v5.verdict"]) == (f"0.93{TIMES}", "a loss")
     assert (named["v5.reversed_ratio"], named["v5.reversed_verdict"]) == (f"1.08{TIMES}", "a gain")
     assert (named["v6.cublas_ratio"], named["v6.cublas_verdict"]) == (f"0.95{TIMES}", "behind")
     _set_step(data, "v5", 1.01, 0.99, 1.03)  # across the band's edge: a word, not the rule's band
-    assert page_values.values(data, record)["v5.verdict"] == "not resolved"
+    assert page_values.values(typed(data), record)["v5.verdict"] == "not resolved"
     assert not any(
         "[" in named[f"v5.{key}"] or "±" in named[f"v5.{key}"] for key in ("step_ratio", "verdict", "reversed_ratio")
     )
@@ -187,11 +187,11 @@ def test_a_sentence_gets_the_plain_median_and_the_word_and_the_interval_stays_in
 def test_a_steps_rows_per_clock_figure_divides_out_its_reference_rows_clock_in_the_same_run(
     data: dict[str, Any], record: dict[str, Any]
 ) -> None:
-    named = page_values.values(data, record)
+    named = page_values.values(typed(data), record)
     run = next(r for r in data["steps"] if any(row.get("step") for row in r["rows"].values()))
     impl, row = next((i, r) for i, r in run["rows"].items() if r.get("step"))
     over = run["rows"][row["step"]["over"]]
-    slug = f"{phrases.run_slug(run)}.{impl}"
+    slug = f"{phrases.run_slug(model.Figure.from_json(run))}.{impl}"
     expected = row["step"]["median"] * over["sm_clock_mhz"] / row["sm_clock_mhz"]
     assert named[f"{slug}.per_clock"] == f"{expected:.2f}{TIMES}"
     assert named[f"{slug}.over_clock"] == f"{over['sm_clock_mhz']:.0f} MHz"
@@ -199,15 +199,16 @@ def test_a_steps_rows_per_clock_figure_divides_out_its_reference_rows_clock_in_t
 
 
 def test_every_ratio_prints_with_two_decimals() -> None:
-    assert numfmt.ratio_text({"median": 1.0277, "low": 1.0113, "high": 1.0475}) == f"1.03{TIMES} [1.01, 1.05]"
-    recorded = {"median": 1.0277, "low": 1.0113, "high": 1.0475, "verdict": "within", "band": 0.015}
+    plain = model.Interval(median=1.0277, low=1.0113, high=1.0475)
+    assert numfmt.ratio_text(plain) == f"1.03{TIMES} [1.01, 1.05]"
+    recorded = model.Interval(median=1.0277, low=1.0113, high=1.0475, verdict="within", band=0.015)
     assert numfmt.step_text(recorded) == f"is within \u00b11.5%: 1.03{TIMES} [1.01, 1.05]"
 
 
 def test_steps_rows_are_named_alone_and_with_their_runs_shape(data: dict[str, Any], record: dict[str, Any]) -> None:
-    named = page_values.values(data, record)
+    named = page_values.values(typed(data), record)
     for run in data["steps"]:
-        shape = numfmt.shape_name(results.shape_of(run))
+        shape = numfmt.shape_name(tuple(run["shape"][d] for d in "mnk"))
         for impl, row in run["rows"].items():
             assert named[f"{impl}:{shape}.tflops"] == f"{row['tflops']:.0f} TFLOPS"
             assert f"{impl}.tflops" in named
@@ -215,9 +216,9 @@ def test_steps_rows_are_named_alone_and_with_their_runs_shape(data: dict[str, An
 
 def test_latest_is_the_newest_measured_version(data: dict[str, Any], record: dict[str, Any]) -> None:
     newest = versions.names()[-1]
-    assert page_values.values(data, record)["latest.label"] == versions.label(newest)
+    assert page_values.values(typed(data), record)["latest.label"] == versions.label(newest)
     del data["ladder"]["rows"][newest]
-    assert page_values.values(data, record)["latest.label"] == versions.label(versions.names()[-2])
+    assert page_values.values(typed(data), record)["latest.label"] == versions.label(versions.names()[-2])
 
 
 def test_build_values_and_sizes_come_from_the_record_and_tuned(record: dict[str, Any]) -> None:
@@ -258,17 +259,17 @@ def test_a_suspect_rows_clock_and_power_are_not_printed_and_no_share_of_the_peak
 ) -> None:
     row = data["ladder"]["rows"]["v7"]
     row.update(sm_clock_mhz=1965.0, power_w=662.0, efficiency=0.62, suspect=True)
-    named = page_values.values(data, None)
+    named = page_values.values(typed(data), None)
     assert named["v7.sm_clock"].startswith("not shown (") and "1965" not in named["v7.sm_clock"]
     assert named["v7.power"] == "not shown" and "v7.peak_fraction" not in named
     row.update(suspect=False)
-    named = page_values.values(data, None)
+    named = page_values.values(typed(data), None)
     assert (named["v7.sm_clock"], named["v7.power"]) == ("1965 MHz", "662 W")
 
 
 def test_try_it_outcomes_read_from_the_file() -> None:
     data = fake_results.provenance() | {"tryit": fake_results.fake_tryit()}
-    named = page_values.values(data, None)
+    named = page_values.values(typed(data), None)
     assert named["v5-release-before-wait.result"] == "exact"
     checks = f"(2 at 8192\u00b3, 1 at 1000{TIMES}8192{TIMES}8192)"
     assert named["v5-release-before-wait.outcome"] == f"exact in all 3 checks {checks}"
@@ -282,18 +283,18 @@ def test_try_it_outcomes_read_from_the_file() -> None:
 def test_a_try_it_table_quotes_the_steps_rows_the_try_it_spec_records(data: dict[str, Any]) -> None:
     quoted = 0
     for version, entries in chapter_tables.tryit_spec().RECORDED.items():
-        text = render.csv_text(chapter_tables.tryit_table(version, data))
+        text = render.csv_text(chapter_tables.tryit_table(version, typed(data)))
         for title, variant, _ in entries:
-            runs = [r for r in results.steps_runs(data) if r["title"] == title and variant in r["rows"]]
+            runs = [r for r in results.steps_runs(typed(data)) if r.title == title and variant in r.rows]
             assert variant in text, (version, variant)
             if runs:
-                assert f"{runs[-1]['rows'][variant]['tflops']:.0f} TFLOPS" in text and f"recorded ({title})" in text
+                assert f"{runs[-1].rows[variant].tflops:.0f} TFLOPS" in text and f"recorded ({title})" in text
                 quoted += 1
     assert quoted, "the fake file holds none of the recorded rows: the test checks nothing"
 
 
 def test_every_table_the_pages_read_comes_from_the_committed_data(record: dict[str, Any]) -> None:
-    written = render.files(results.load_default(), record)
+    written = render.files(results.read_default(), record)
     empty = [name for name, text in written.items() if f"This table is {NOT_MEASURED}" in text]
     assert empty == [], "tables a page reads that no data fills (a typo in the file name, or data not recorded)"
 
@@ -301,7 +302,7 @@ def test_every_table_the_pages_read_comes_from_the_committed_data(record: dict[s
 def test_the_peak_at_a_clock_is_the_product_of_the_printed_clock(data: dict[str, Any]) -> None:
     row = data["ladder"]["rows"]["v2"]
     row["sm_clock_mhz"] = 1417.6  # prints as 1418 MHz
-    named = page_values.values(data, None)
+    named = page_values.values(typed(data), None)
     assert named["v2.sm_clock"] == "1418 MHz"
     assert named["v2.peak_at_clock"] == f"{data['gpu']['sm_count'] * 4096 * 1418e6 / 1e12:.0f} TFLOPS"
 
@@ -322,26 +323,26 @@ def test_the_ladder_sentence_is_a_number_and_a_word_not_an_interval(
 ) -> None:
     _set_step(data, "v5", 0.93, 0.91, 0.95)
     row = data["ladder"]["rows"]["v5"]
-    text = page_values.values(data, record)["v5.ladder_sentence"]
+    text = page_values.values(typed(data), record)["v5.ladder_sentence"]
     assert f"V5 runs at {row['ratio_to_cublas']['median']:.2f} of cuBLAS's speed and 0.93 times V4's" in text
     assert text.endswith("a step that costs.") and "[" not in text
     del data["ladder"]["rows"]["v5"]
-    assert page_values.values(data, record)["v5.ladder_sentence"] == \
+    assert page_values.values(typed(data), record)["v5.ladder_sentence"] == \
         f"The ladder has not timed V5 yet: its step over V4 is {NOT_MEASURED}."  # fmt: skip
 
 
 def test_the_field_sentences_count_each_halfs_verdicts_for_the_newest_version(data: dict[str, Any]) -> None:
     data = with_field(data)
     newest = versions.names()[-1]
-    held_out = results.field_runs(data, field.HELD_OUT)
-    verdicts = [results.verdict(r["rows"][newest]["ratio_to_cublas"]) for r in held_out]
-    named = page_values.values(data, None)
+    held_out = results.field_runs(typed(data), field.HELD_OUT)
+    verdicts = [results.verdict(r.rows[newest].ratio_to_cublas) for r in held_out]
+    named = page_values.values(typed(data), None)
     ahead = f"is ahead of cuBLAS at {verdicts.count(results.PAYS)} of {len(held_out)} shapes"
     assert ahead in named["field.held_out"] and ahead in named["field.summary"].split("; on the held-out half")[1]
     assert NOT_MEASURED not in named["field.summary"] + named["field.held_out"]
-    one_half = data | {"field": results.field_runs(data, field.FITTED)}
+    one_half = data | {"field": [r for r in data["field"] if r["field"]["half"] == field.FITTED]}
     assert named["field.summary"].startswith("On the fitted half")
-    assert page_values.values(one_half, None)["field.summary"].endswith(f"the held-out half is {NOT_MEASURED}.")
+    assert page_values.values(typed(one_half), None)["field.summary"].endswith(f"the held-out half is {NOT_MEASURED}.")
 
 
 def test_the_field_table_lists_every_shape_with_the_models_tiles_then_v8_and_v9_once_recorded(
@@ -355,7 +356,7 @@ def test_the_field_table_lists_every_shape_with_the_models_tiles_then_v8_and_v9_
     pick = model.choose_shared(4096, 4096, 5000)
     assert dw[3] == f"{pick.tile.block_m}{TIMES}{pick.tile.block_n}, B shared" and pick.share == "b"
     data = with_field(data)
-    table = field_pages.field_table(data)
+    table = field_pages.field_table(typed(data))
     ours = [versions.label(v) for v in versions.names()[-2:]]
     assert table[0] == ["Shape", "Kind, half", "V9's tile", *(f"{v} {TIMES} cuBLAS" for v in ours), "cuBLAS's check"]
     inexact = [row[0] for row in table[1:] if row[-1].startswith("inexact: 96 elements wrong")]
@@ -394,7 +395,7 @@ def test_the_development_check_table_reads_the_log_with_todays_rule_and_never_th
 def test_the_first_pages_headline_is_a_number_and_a_plain_word_against_cubLAS(
     data: dict[str, Any], record: dict[str, Any]
 ) -> None:
-    named = page_values.values(data, record)
+    named = page_values.values(typed(data), record)
     newest = [v for v in versions.names() if v in data["ladder"]["rows"]][-1]
     headline = named["latest.headline"]
     assert versions.label(newest) in headline and named["latest.tflops"] in headline, headline
@@ -403,7 +404,7 @@ def test_the_first_pages_headline_is_a_number_and_a_plain_word_against_cubLAS(
 
 
 def test_the_runs_table_has_one_row_per_set_of_runs_with_short_commits() -> None:
-    data = results.load_default()
+    data = results.read_default()
     rows = method_tables.runs_table(data)[1:]
     ids = [row[1] for row in rows]
     assert len(ids) == len(set(ids)) and len(rows) <= 10, rows
@@ -439,7 +440,7 @@ def test_each_budget_box_s_intensity_has_the_l2_yardstick_its_cap_the_rate_times
     rate = budget.l2_rate()
     assert rate is not None
     for version in record["versions"]:
-        rows = dict(chapter_tables.budget_table(version, record, data))
+        rows = dict(chapter_tables.budget_table(version, record, typed(data)))
         intensity = float(rows["Intensity"].split(": ")[1].split()[0])
         assert rows["Intensity"].endswith(f" measured {rate.bytes_per_second / 1e12:.1f} TB/s"), version
         cap = float(rows["Intensity"].split(", ")[-1].split()[0])

@@ -124,13 +124,15 @@ def test_a_file_from_before_the_field_section_still_validates_and_reads_as_no_fi
     data = fake_results.fake_file()
     assert "field" not in data
     results.validate(data)
-    assert results.field_runs(data) == [] and results.figures(data) == [data["ladder"], *data["sweep"], *data["steps"]]
+    assert results.field_runs(fake_results.typed(data)) == []
+    assert results.figures(data) == [data["ladder"], *data["sweep"], *data["steps"]]
 
 
 def test_the_field_section_is_validated_like_the_sweep_with_its_shape_s_labels() -> None:
     data = fake_results.fake_file() | {"field": [field_figure((4096, 50257, 1600), half="held-out")]}
     results.validate(data)
-    assert results.field_runs(data, "held-out") == data["field"] and results.field_runs(data, "fitted") == []
+    read = fake_results.typed(data)
+    assert results.field_runs(read, "held-out") == list(read.field) and results.field_runs(read, "fitted") == []
     data["field"].append(copy.deepcopy(data["field"][0]))
     with pytest.raises(results.ResultsError, match=r"field\[1\].*repeats the key"):
         results.validate(data)
@@ -148,7 +150,7 @@ def test_wrong_elements_marks_an_inexact_baseline_only(impl: str, value: Any, me
     data = fake_results.fake_file()
     data["ladder"]["rows"]["cublas"]["wrong_elements"] = 3
     results.validate(data)
-    assert results.inexact_baseline(data["ladder"]) == 3
+    assert results.inexact_baseline(fake_results.typed(data).ladder) == 3
     data["ladder"]["rows"][impl]["wrong_elements"] = value
     with pytest.raises(results.ResultsError, match=f"ladder.rows.{impl}.wrong_elements' {message}"):
         results.validate(data)
@@ -186,7 +188,7 @@ def test_load_names_the_file_when_it_is_not_json(tmp_path: Path) -> None:
 
 
 def test_peak_at_the_boost_clock_is_the_published_dense_fp16_peak() -> None:
-    assert results.peak_tflops_at(fake_results.fake_file(), 1830) == pytest.approx(989.4, abs=0.1)
+    assert results.peak_tflops_at(fake_results.typed(fake_results.fake_file()), 1830) == pytest.approx(989.4, abs=0.1)
 
 
 # --- merging ---

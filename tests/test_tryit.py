@@ -302,10 +302,11 @@ def test_try_it_runs_stay_out_of_the_steps_after_a_version() -> None:
     data = fake_results.fake_file() | {"tryit": fake_results.fake_tryit()}
     data["steps"] = [*data["steps"], fake_results.fake_tryit_run()]
     results.validate(data)
-    tryit_runs = results.steps_runs(data, "v2", tryit=True)
-    assert [r["title"] for r in tryit_runs] == [fake_results.fake_tryit_run()["title"]]
-    assert results.steps_runs(data, "v6", tryit=True) == [] and results.steps_runs(data, "v2") == []
-    assert [results.is_tryit_run(r) for r in data["steps"]] == [False, True]
+    read = fake_results.typed(data)
+    tryit_runs = results.steps_runs(read, "v2", tryit=True)
+    assert [r.title for r in tryit_runs] == [fake_results.fake_tryit_run()["title"]]
+    assert results.steps_runs(read, "v6", tryit=True) == [] and results.steps_runs(read, "v2") == []
+    assert [results.is_tryit_run(r) for r in read.steps] == [False, True]
 
 
 def test_the_committed_file_validates_with_or_without_tryit_outcomes() -> None:

@@ -14,6 +14,7 @@ import v8_checks
 from conftest import ROOT
 from matmul_bench import kernels
 from matmul_bench.plan import SWEEP_SHAPES
+from matmul_data import model
 from matmul_site import chapter_tables, numfmt, page_values
 
 tile_model = kernels.load("tile_model")
@@ -269,7 +270,7 @@ def test_operand_byte_cost_refitted_to_the_record_changes_no_pick_at_a_recorded_
     q_fast = BY_NAME["128x256"].l2_bytes_per_flop + BY_NAME["128x256"].shared_bytes_per_flop
     q_slow = BY_NAME["256x128"].l2_bytes_per_flop + BY_NAME["256x128"].shared_bytes_per_flop
     fitted = (ratio - 1) / (q_slow - ratio * q_fast)  # (1 + c q_slow) / (1 + c q_fast) = ratio
-    refit = page_values.values(data, None)["tile_model.operand_byte_cost_refit"]
+    refit = page_values.values(model.Results.from_json(data), None)["tile_model.operand_byte_cost_refit"]
     assert fitted == pytest.approx(float(refit), abs=0.05)
     recorded = {tuple(run["shape"][d] for d in "mnk") for run in (*data["sweep"], *data["steps"])}
     assert (5120, 5120, 5120) in recorded and (5000, 3000, 4096) in recorded

@@ -294,3 +294,8 @@ class Results(Model):
     steps: tuple[Figure, ...] = key(LIST, absent=True, default=())
     field: tuple[Figure, ...] = key(LIST, absent=True, default=())  # files before the field set lack it
     tryit: tuple[TryIt, ...] = key(LIST, absent=True, default=())
+
+    @property
+    def figures(self) -> list[Figure]:
+        """Every figure: the ladder, then the sweep's, the steps' and the field's."""
+        return [f for f in (self.ladder, *self.sweep, *self.steps, *self.field) if f is not None]

@@ -75,7 +75,7 @@ from pathlib import Path
 from typing import Any
 
 from matmul_data import hopper, model, paths, schema, stats
-from matmul_data.schema import ResultsError, is_proof_run, is_tryit_run, run_key, shape_of, tryit_key, validate
+from matmul_data.schema import ResultsError, run_key, tryit_key, validate
 
 # Re-exported with the names above: the results API.
 CUBLAS, SCHEMA_VERSION, TRYIT_TITLE_PREFIX = schema.CUBLAS, schema.SCHEMA_VERSION, schema.TRYIT_TITLE_PREFIX
@@ -139,13 +139,26 @@ def _read_cached(path: str, mtime_ns: int, size: int) -> model.Results:
     return _decode(Path(path), _read_json(Path(path)))
 
 
-def load_default() -> dict[str, Any] | None:
-    """The results the site shows (:func:`matmul_data.paths.results_file`), or None when there are none yet; read
-    once per path, mtime and size (a docs build asks on every page), so a caller that changes it works on a copy."""
+def default_path() -> Path | None:
+    """The results file the site shows (:func:`matmul_data.paths.results_file`), None when there is none yet; when
+    it is not clear which, ResultsError says how to choose."""
     try:
-        path = paths.results_file()
+        return paths.results_file()
     except paths.ResultsFileError as exc:
         raise ResultsError(str(exc)) from exc
+
+
+def read_default() -> model.Results | None:
+    """The results the site shows, as typed objects (:func:`read`: once per path, mtime and size, as a docs build
+    asks on every page), or None when there are none yet."""
+    path = default_path()
+    return None if path is None else read(path)
+
+
+def load_default() -> dict[str, Any] | None:
+    """The results the site shows, as the dict the file holds, or None when there are none yet; read once per path,
+    mtime and size, so a caller that changes it works on a copy."""
+    path = default_path()
     if path is None:
         return None
     if not path.is_file():
@@ -232,84 +245,106 @@ PAYS, COSTS, WITHIN, UNRESOLVED = stats.PAYS, stats.COSTS, stats.WITHIN, stats.U
 # before it neither quote a clock nor read as one kernel, one number.
 WARMUP_METHOD = 4
 METHOD_VERSION = 4  # the benchmark's method now; runs merge into a figure only with runs of the same method
-verdict = stats.verdict  # a ratio's verdict: PAYS, COSTS, WITHIN or UNRESOLVED (its band: the interval's "band")
 
 
 def figures(data: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every figure of a results file: the ladder, then the sweep's, the steps' and the field's."""
+    """Every figure of a results file's dict (the benchmark's; typed: :attr:`model.Results.figures`): the ladder,
+    then the sweep's, the steps' and the field's."""
     return [f for f in [data.get("ladder"), *(f for s in SECTIONS for f in data.get(s, []))] if f]
 
 
-def ladder(data: dict[str, Any] | None) -> dict[str, Any] | None:
+Data = model.Results | None  # a results file, or None where there is none yet (the site says "not measured yet")
+
+
+def is_proof_run(run: model.Run) -> bool:
+    """Whether a steps run is the warm-up's proof (one kernel beside different neighbours), not an attempt."""
+    return (run.title or "").startswith(schema.PROOF_TITLE_PREFIX)
+
+
+def is_tryit_run(run: model.Run) -> bool:
+    """Whether a steps run times a chapter's try-it changes (titled "Try it: ...") rather than attempted steps."""
+    return (run.title or "").startswith(TRYIT_TITLE_PREFIX)
+
+
+def verdict(ratio: model.Interval) -> str:
+    """A ratio's verdict, PAYS, COSTS, WITHIN or UNRESOLVED: the one the file states (taken against the interval's
+    ``band``), else the rule against 1.0 itself."""
+    return ratio.verdict or stats.band_verdict(ratio.to_json(), 0.0)
+
+
+def ladder(data: Data) -> model.Figure | None:
     """The ladder run (every version and cuBLAS at the problem size), or None when it is not measured yet."""
-    return None if data is None else data.get("ladder")
+    return None if data is None else data.ladder
 
 
-def ladder_row(data: dict[str, Any] | None, impl: str) -> dict[str, Any] | None:
+def ladder_row(data: Data, impl: str) -> model.Row | None:
     """One implementation's row of the ladder, or None when it is not measured yet."""
-    return ((ladder(data) or {}).get("rows") or {}).get(impl)
+    run = ladder(data)
+    return None if run is None else run.rows.get(impl)
 
 
-def ladder_steps(data: dict[str, Any] | None) -> list[tuple[str, dict[str, Any]]]:
+def ladder_steps(data: Data) -> list[tuple[str, model.Interval]]:
     """(version, step over the previous version) for every ladder row that has one, in version order."""
-    rows = (ladder(data) or {}).get("rows", {})
+    run = ladder(data)
+    rows = {} if run is None else run.rows
     ours = sorted((i for i in rows if re.fullmatch(r"v\d+", i)), key=lambda i: int(i[1:]))
-    return [(i, rows[i]["step"]) for i in ours if rows[i].get("step")]
+    return [(i, step) for i in ours if (step := rows[i].step) is not None]
 
 
-def sweep_runs(data: dict[str, Any] | None) -> list[dict[str, Any]]:
+def sweep_runs(data: Data) -> list[model.Figure]:
     """The sweep: one run per shape."""
-    return list((data or {}).get("sweep", []))
+    return [] if data is None else list(data.sweep)
 
 
-def field_runs(data: dict[str, Any] | None, half: str | None = None) -> list[dict[str, Any]]:
+def field_runs(data: Data, half: str | None = None) -> list[model.Figure]:
     """The field set's runs (one per shape; of one half, "fitted" or "held-out", or all), in the file's order."""
-    return [r for r in (data or {}).get("field", []) if half is None or r.get("field", {}).get("half") == half]
+    runs = () if data is None else data.field
+    return [r for r in runs if half is None or (r.field is not None and r.field.half == half)]
 
 
-def inexact_baseline(run: dict[str, Any]) -> int | None:
+def inexact_baseline(run: model.Run) -> int | None:
     """How many elements cuBLAS got wrong at a run's shape when it failed its float64 check, else None."""
-    return run["rows"][CUBLAS].get("wrong_elements")
+    return run.rows[CUBLAS].wrong_elements
 
 
-def steps_runs(data: dict[str, Any] | None, after: str | None = None, *, tryit: bool = False) -> list[dict[str, Any]]:
+def steps_runs(data: Data, after: str | None = None, *, tryit: bool = False) -> list[model.Figure]:
     """The steps runs (after one version, or all), either the ladder's attempts or the chapters' timed try-its."""
-    runs = [r for r in (data or {}).get("steps", []) if not is_proof_run(r)]
-    return [r for r in runs if (after is None or r["after"] == after) and is_tryit_run(r) == tryit]
+    runs = [r for r in (() if data is None else data.steps) if not is_proof_run(r)]
+    return [r for r in runs if (after is None or r.after == after) and is_tryit_run(r) == tryit]
 
 
-def proof_runs(data: dict[str, Any] | None) -> list[dict[str, Any]]:
+def proof_runs(data: Data) -> list[model.Figure]:
     """The warm-up's proof: the steps runs that time one kernel and cuBLAS beside different neighbours."""
-    return [r for r in (data or {}).get("steps", []) if is_proof_run(r)]
+    return [r for r in (() if data is None else data.steps) if is_proof_run(r)]
 
 
 def steps_row(
-    data: dict[str, Any] | None, impl: str, shape: tuple[int, int, int] | None = None
-) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    data: Data, impl: str, shape: tuple[int, int, int] | None = None
+) -> tuple[model.Figure, model.Row] | None:
     """(run, row) of a row of the steps runs (try-its included), by its name and optionally the run's shape; where
     several runs hold the name, the one in which it is a step wins, then the latest run."""
     found = [
-        (run, run["rows"][impl])
-        for run in (data or {}).get("steps", [])
-        if impl in run["rows"] and (shape is None or shape_of(run) == shape) and not is_proof_run(run)
+        (run, run.rows[impl])
+        for run in (() if data is None else data.steps)
+        if impl in run.rows and (shape is None or run.shape.mnk == shape) and not is_proof_run(run)
     ]
-    found.sort(key=lambda pair: (bool(pair[1].get("step")), pair[0]["run_id"]))
+    found.sort(key=lambda pair: (pair[1].step is not None, pair[0].run_id))
     return found[-1] if found else None
 
 
-def tryit_entries(data: dict[str, Any] | None, version: str) -> list[dict[str, Any]]:
+def tryit_entries(data: Data, version: str) -> list[model.TryIt]:
     """The recorded try-it edits of one chapter, in the file's order."""
-    return [e for e in (data or {}).get("tryit", []) if e["version"] == version]
+    return [e for e in (() if data is None else data.tryit) if e.version == version]
 
 
-def peak_tflops_at(data: dict[str, Any], sm_clock_mhz: float) -> float:
+def peak_tflops_at(data: model.Results, sm_clock_mhz: float) -> float:
     """The file's GPU's dense fp16 tensor-core peak at a clock (:func:`matmul_data.hopper.peak_tflops`)."""
-    return hopper.peak_tflops(data["gpu"]["sm_count"], sm_clock_mhz)
+    return hopper.peak_tflops(data.gpu.sm_count, sm_clock_mhz)
 
 
-def row_peak_tflops(data: dict[str, Any], row: dict[str, Any]) -> float | None:
+def row_peak_tflops(data: model.Results, row: model.Row) -> float | None:
     """The peak at the clock sampled inside a row's timed kernels; None when none was sampled, or when the row is
     ``suspect`` (its implied efficiency is implausible, so its clock reading is not a basis for another number)."""
-    if row.get("suspect") or row.get("sm_clock_mhz") is None:
+    if row.suspect or row.sm_clock_mhz is None:
         return None
-    return peak_tflops_at(data, round(row["sm_clock_mhz"]))  # at the clock as printed, so a reader's product agrees
+    return peak_tflops_at(data, round(row.sm_clock_mhz))  # at the clock as printed, so a reader's product agrees

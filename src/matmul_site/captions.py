@@ -4,43 +4,45 @@ pages (:mod:`.field_pages`)."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
 
-from matmul_data import results
+from matmul_data import model, results
 from matmul_site.numfmt import NOT_MEASURED
 
 METHOD_LINK = ":doc:`How we measured </method>`."  # every caption ends with it
 Table = list[list[str]]
-Data = dict[str, Any] | None  # the results file, or None where there is none yet
+Data = results.Data  # the results file, or None where there is none yet
+Dated = model.Run | model.TryIt  # what a caption dates: a run, a figure (its runs) or a try-it edit's check
 
 
-def independent(figures: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def independent(figures: Sequence[Dated]) -> list[Dated]:
     """The independent runs behind some figures: a replicated figure's own ``runs``, else the figure; by id."""
-    found = {run["run_id"]: run for figure in figures for run in (figure.get("runs") or [figure])}
+    found = {run.run_id: run for figure in figures
+             for run in (figure.runs if isinstance(figure, model.Figure) else [figure])}  # fmt: skip
     return [found[run_id] for run_id in sorted(found)]
 
 
-def dates(figures: list[dict[str, Any]]) -> str:
-    found = sorted({r["date"] for r in independent(figures)})
+def dates(figures: Sequence[Dated]) -> str:
+    found = sorted({r.date for r in independent(figures)})
     return "date not recorded" if not found else found[0] if len(found) == 1 else f"{found[0]} to {found[-1]}"
 
 
-def runs_text(data: dict[str, Any], figures: list[dict[str, Any]]) -> str:
+def runs_text(data: model.Results, figures: Sequence[model.Run]) -> str:
     """ "3 runs on NVIDIA H200, 2026-12-01: 6 rounds in 2 processes each" (how a caption names its runs)."""
     runs = independent(figures)
 
-    def span(key: str) -> str:
-        values = sorted({r[key] for r in runs})
-        return str(values[0]) if len(values) == 1 else f"{values[0]}\u2013{values[-1]}"
+    def span(values: set[int]) -> str:
+        found = sorted(values)
+        return str(found[0]) if len(found) == 1 else f"{found[0]}\u2013{found[-1]}"
 
-    named = f"run {runs[0]['run_id']}" if len(runs) == 1 else f"{len(runs)} runs"
-    earlier = (data.get("method") or {}).get("earlier_runs") or {}
-    note = "; timed by an earlier method" if any(r["run_id"] in earlier for r in runs) else ""
-    if not note and any(r.get("method", 0) < results.WARMUP_METHOD for r in runs):
+    named = f"run {runs[0].run_id}" if len(runs) == 1 else f"{len(runs)} runs"
+    earlier = data.method.earlier_runs or {}
+    note = "; timed by an earlier method" if any(r.run_id in earlier for r in runs) else ""
+    if not note and any((r.method or 0) < results.WARMUP_METHOD for r in runs):
         note = "; before the 1 s warm-up"
     each = " each" if len(runs) > 1 else ""
-    processes = span("processes")
-    return f"{named} on {data['gpu']['name']}, {dates(runs)}, {span('rounds')} rounds in {processes} " \
+    processes = span({r.processes for r in runs})
+    return f"{named} on {data.gpu.name}, {dates(runs)}, {span({r.rounds for r in runs})} rounds in {processes} " \
            f"process{'' if processes == '1' else 'es'}{each}{note}"  # fmt: skip
 
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-from matmul_data import budget, hopper, loader, results, versions
+from matmul_data import budget, hopper, loader, model, results, versions
 from matmul_site import numfmt
 from matmul_site.captions import Data, Table, unmeasured
 from matmul_site.numfmt import NOT_MEASURED, NOT_RECORDED, TIMES, escape, shape_of, unit_text
@@ -27,14 +27,14 @@ def ladder_table(data: Data) -> Table:
         return unmeasured(header, "The ladder is")
     rows = [header]
     for impl in [*versions.names(), results.CUBLAS]:
-        row = run["rows"].get(impl)
+        row = run.rows.get(impl)
         if row is None:
             rows.append([chapter_link(impl), NOT_MEASURED, *[""] * 5])
             continue
         step = "first version" if impl == versions.names()[0] else "the baseline" if impl == results.CUBLAS else (
-            numfmt.step_text(row["step"]) if row.get("step") else NOT_MEASURED)  # fmt: skip
-        rows.append([chapter_link(impl), f"{row['tflops']:.0f}", unit_text("ms", row["latency_ms"]),
-                     numfmt.ratio_text(row["ratio_to_cublas"]), step, clock_text(row),
+            numfmt.step_text(row.step) if row.step else NOT_MEASURED)  # fmt: skip
+        rows.append([chapter_link(impl), f"{row.tflops:.0f}", unit_text("ms", row.latency_ms),
+                     numfmt.ratio_text(row.ratio_to_cublas), step, clock_text(row),
                      power_text(row)])  # fmt: skip
     return rows
 
@@ -44,7 +44,7 @@ def ladder_steps_table(data: Data) -> Table:
     steps = results.ladder_steps(data)
     if not steps:
         return unmeasured(header, "The ladder's steps are")
-    return [header, *([chapter_link(impl), versions.label(s["over"]), numfmt.ratio_text(s),
+    return [header, *([chapter_link(impl), versions.label(s.over or ""), numfmt.ratio_text(s),
                        numfmt.verdict_word(s), *per_clock(data, impl, s)] for impl, s in steps)]  # fmt: skip
 
 
@@ -71,7 +71,8 @@ def performance_table(version: str, data: Data, named: dict[str, str], record: d
     if version == versions.names()[0]:
         rows[4][1] = "first version"
     labels = {key: label for key, label, _ in COUNTERS.values()}
-    counters = {k: v for k, v in (row.get("counters") or {}).items() if isinstance(v, int | float)}
+    # in the order the file holds them (to_json keeps it); ncu_metrics, the raw map, is not a counter
+    counters = {k: v for k, v in (row.counters.to_json() if row.counters else {}).items() if isinstance(v, int | float)}
     sass = ((record or {}).get("versions", {}).get(version) or {}).get("sass", {})
     no_stores = bool(sass) and sass.get("STS", 0) + sass.get("STSM", 0) == 0  # TMA's writes are not st.shared
     shown = [[labels.get(k, k.replace("_", " ")), "n/a (no st.shared)" if no_stores and k.startswith("smem_store")
@@ -80,17 +81,17 @@ def performance_table(version: str, data: Data, named: dict[str, str], record: d
     return rows  # which runs: the caption; their commits and dates: the method page's provenance
 
 
-def attempts_table(run: dict[str, Any]) -> Table:
+def attempts_table(run: model.Run) -> Table:
     """A steps run's variants: what changed, TFLOPS, ratio to cuBLAS, step over its reference, kept."""
     header = ["Variant", "What changed", "TFLOPS", f"{TIMES} cuBLAS [interval]", "Step [interval]", "Kept in a version"]
 
-    def step(row: dict[str, Any]) -> str:
-        s = row.get("step")
-        return f"{numfmt.step_text(s)} over {versions.label(s['over'])}" if s else "reference"
+    def step(row: model.Row) -> str:
+        s = row.step
+        return f"{numfmt.step_text(s)} over {versions.label(s.over or '')}" if s else "reference"
 
-    rows = [[f"``{impl}``", escape(row["title"]), f"{row['tflops']:.0f}", numfmt.ratio_text(row["ratio_to_cublas"]),
-             step(row), "kept" if row.get("kept") else "no" if row.get("step") else "n/a (the reference)"]
-            for impl, row in run["rows"].items() if impl != results.CUBLAS]  # fmt: skip
+    rows = [[f"``{impl}``", escape(row.title), f"{row.tflops:.0f}", numfmt.ratio_text(row.ratio_to_cublas),
+             step(row), "kept" if row.kept else "no" if row.step else "n/a (the reference)"]
+            for impl, row in run.rows.items() if impl != results.CUBLAS]  # fmt: skip
     return [header, *rows] if rows else unmeasured(header, "These attempts are")
 
 
@@ -100,35 +101,35 @@ def tryit_spec() -> ModuleType:
     return loader.import_spec(loader.SPECS_DIR / "tryit.py", "try-it")
 
 
-def recorded(data: Data, version: str) -> list[tuple[str, str, dict[str, Any] | None]]:
+def recorded(data: Data, version: str) -> list[tuple[str, str, model.Figure | None]]:
     """The recorded steps rows a chapter's Try it table adds: (run title, variant, the newest run holding it)."""
     runs = results.steps_runs(data)
-    return [(title, name, next((r for r in reversed(runs) if r["title"] == title and name in r["rows"]), None))
+    return [(title, name, next((r for r in reversed(runs) if r.title == title and name in r.rows), None))
             for title, name, _ in tryit_spec().RECORDED.get(version, [])]  # fmt: skip
 
 
 def tryit_table(version: str, data: Data) -> Table:
     """A chapter's "Try it" outcomes: its timed changes, the recorded steps it points to, its checked edits."""
 
-    def timed(impl: str, row: dict[str, Any], kind: str) -> list[str]:
-        step = row.get("step")
-        seen = f"{numfmt.step_text(step)} over ``{step['over']}``" if step else \
+    def timed(impl: str, row: model.Row, kind: str) -> list[str]:
+        step = row.step
+        seen = f"{numfmt.step_text(step)} over ``{step.over}``" if step else \
             "the baseline the other rows are paired with"  # fmt: skip
-        return [f"{escape(row['title'])} ``{impl}``", kind,
-                f"{row['tflops']:.0f} TFLOPS{'; ' if step else ': '}{seen}"]  # fmt: skip
+        return [f"{escape(row.title)} ``{impl}``", kind,
+                f"{row.tflops:.0f} TFLOPS{'; ' if step else ': '}{seen}"]  # fmt: skip
 
     rows = [["Change", "Kind", "What it did on the GPU"]]
     rows += [timed(impl, row, "timed") for run in results.steps_runs(data, version, tryit=True)
-             for impl, row in run["rows"].items() if impl != results.CUBLAS]  # fmt: skip
+             for impl, row in run.rows.items() if impl != results.CUBLAS]  # fmt: skip
     for title, name, run in recorded(data, version):
         kind = f"recorded ({escape(title)})"
-        rows.append(timed(name, run["rows"][name], kind) if run else [f"``{name}``", kind, NOT_MEASURED])
+        rows.append(timed(name, run.rows[name], kind) if run else [f"``{name}``", kind, NOT_MEASURED])
     for entry in results.tryit_entries(data, version):
-        diff = [f"- {line}" for old, _ in entry["edits"] for line in old.splitlines()] + \
-               [f"+ {line}" for _, new in entry["edits"] for line in new.splitlines()]  # fmt: skip
+        diff = [f"- {line}" for old, _ in entry.edits for line in old.splitlines()] + \
+               [f"+ {line}" for _, new in entry.edits for line in new.splitlines()]  # fmt: skip
         block = "\n\n.. code-block:: diff\n\n" + "\n".join(f"   {line}" for line in diff) if diff else ""
-        config = ", ".join(f"{k}={v}" for k, v in entry["config"].items())
-        rows.append([f"{escape(entry['title'])}{block}\n\nwith ``{config}``", "edit, checked",
+        config = ", ".join(f"{k}={v}" for k, v in entry.config.items())
+        rows.append([f"{escape(entry.title)}{block}\n\nwith ``{config}``", "edit, checked",
                      escape(outcome_text(entry))])  # fmt: skip
     return rows if len(rows) > 1 else unmeasured(rows[0], f"The try-its of {versions.label(version)} are")
 
@@ -186,8 +187,8 @@ def budget_table(version: str, record: dict[str, Any] | None, data: Data) -> Tab
     if record is None or version not in record.get("versions", {}):
         return [["Budget", f"{versions.label(version)} is not in the build record yet"]]
     build, config = budget.build_of(record, version)
-    shape = tuple(data["problem"][k] for k in ("m", "n", "k")) if data else tuple(record["shape"])
-    sm_count = data["gpu"]["sm_count"] if data else hopper.SM_COUNT
+    shape = (data.problem.m, data.problem.n, data.problem.k) if data else tuple(record["shape"])
+    sm_count = data.gpu.sm_count if data else hopper.SM_COUNT
     b = budget.budget(build, config, shape, sm_count)
     bm, bn, bk = config["block_m"], config["block_n"], config["block_k"]
     allows = ", ".join(f"{name} {count}" for name, count in b.by_resource.items() if name != "the 32-block limit")
@@ -205,14 +206,14 @@ def budget_table(version: str, record: dict[str, Any] | None, data: Data) -> Tab
                   "slots"],
     ]  # fmt: skip
     row = results.ladder_row(data, version)
-    peak = None if row is None else results.row_peak_tflops(data, row)  # type: ignore[arg-type]
+    peak = None if row is None or data is None else results.row_peak_tflops(data, row)
     if row is None or peak is None:
         rows.append(["Speed of light", f"at the measured clock: {NOT_MEASURED}"])
     else:
         rows.append(["Speed of light", f"at {clock_text(row)}, the SM clock while it was timed, the tensor cores "
                      f"peak at {unit_text('tflops', peak)} ({sm_count} SMs {TIMES} "
                      f"{hopper.DENSE_FP16_FLOP_PER_CLOCK_PER_SM} FLOP per clock); it ran at "
-                     f"{unit_text('tflops', row['tflops'])}, {unit_text('pct', 100 * row['tflops'] / peak)} "
+                     f"{unit_text('tflops', row.tflops)}, {unit_text('pct', 100 * row.tflops / peak)} "
                      "of that"])  # fmt: skip
     return rows
 

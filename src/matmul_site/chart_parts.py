@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator, NullLocator
 
-from matmul_data import results, versions
+from matmul_data import model, results, versions
 from matmul_site.chartkit import (
     CUBLAS,
     LINE_IN,
@@ -88,9 +88,9 @@ class LabelledValue(NamedTuple):
         return f" {self.tflops:.0f} ({100 * self.tflops / self.peak:.0f}%)"
 
 
-def labelled_value(data: dict[str, Any], row: dict[str, Any], y: float, end: float | None = None) -> LabelledValue:
+def labelled_value(data: model.Results, row: model.Row, y: float, end: float | None = None) -> LabelledValue:
     peak = results.row_peak_tflops(data, row)
-    return LabelledValue(y, row["tflops"] if end is None else end, row["tflops"], peak, bool(row.get("suspect")))
+    return LabelledValue(y, row.tflops if end is None else end, row.tflops, peak, bool(row.suspect))
 
 
 def draw_peaks_and_values(

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from matmul_data import field, loader, paths, results, versions
+from matmul_data import field, loader, model, paths, results, versions
 from matmul_site import numfmt
 from matmul_site.captions import Data, Table, caption, runs_text
 from matmul_site.numfmt import NOT_MEASURED, TIMES, number_word, shape_name
@@ -46,21 +46,21 @@ def model_picks(shape: tuple[int, int, int], compact: bool = False) -> tuple[str
         tile_text(v9.tile.block_m, v9.tile.block_n, v9.share, compact)  # fmt: skip
 
 
-def ordered_runs(data: Data) -> list[dict[str, Any]]:
+def ordered_runs(data: Data) -> list[model.Figure]:
     """The field's runs, the fitted half first (as the set lists them within each half)."""
     return results.field_runs(data, field.FITTED) + results.field_runs(data, field.HELD_OUT)
 
 
-def ours(runs: list[dict[str, Any]]) -> list[str]:
+def ours(runs: list[model.Figure]) -> list[str]:
     """The versions the runs time, newest first."""
-    found = {impl for run in runs for impl in run["rows"]}
+    found = {impl for run in runs for impl in run.rows}
     return [v for v in reversed(versions.names()) if v in found]
 
 
-def verdict_counts(runs: list[dict[str, Any]], impl: str, subject: bool = True) -> str:
+def verdict_counts(runs: list[model.Figure], impl: str, subject: bool = True) -> str:
     """ "is ahead of cuBLAS at 1 of 9 shapes, within ±1.5% at 5, behind at 2, unresolved at 1" (without the
     subject's words: "ahead at 1, within at 5, behind at 2, unresolved at 1"), by the rule."""
-    found = [r["rows"][impl]["ratio_to_cublas"] for r in runs if impl in r["rows"]]
+    found = [r.rows[impl].ratio_to_cublas for r in runs if impl in r.rows]
     n = {rule: [results.verdict(f) for f in found].count(rule) for rule in VERDICTS}
     if not subject:
         return ", ".join(f"{word} at {n[rule]}" for word, rule in zip(("ahead", "within", "behind", "unresolved"),
@@ -100,8 +100,8 @@ def field_values(data: Data) -> Iterator[tuple[str, str]]:
                                   f"half is {NOT_MEASURED}.")  # fmt: skip
     runs = ordered_runs(data)
     yield "field.status", status_sentence(data, len(runs))
-    if runs:
-        told = runs_text(data, runs)  # type: ignore[arg-type]
+    if data is not None and runs:
+        told = runs_text(data, runs)
         yield "field.caption", caption(f"V9's tile (the model's), and V8 and V9 against their run's cuBLAS: {told}.")
         yield "field.chart_caption", caption(f"Each implementation against its run's cuBLAS, by half: {told}.")
     else:
@@ -116,7 +116,7 @@ def field_values(data: Data) -> Iterator[tuple[str, str]]:
 def field_table(data: Data) -> Table:
     """Each shape of the field set with the model's tiles; once recorded, V8 and V9 against cuBLAS (the peers are in
     the chart: the table stays short)."""
-    runs = {results.shape_of(run): run for run in ordered_runs(data)}
+    runs = {run.shape.mnk: run for run in ordered_runs(data)}
     names = ours(list(runs.values()))[::-1]
     header = ["Shape", "Kind, half", *(["V9's tile"] if runs else ["V8's tile", "V9's tile"])]
     header += [f"{versions.label(impl)} {TIMES} cuBLAS" for impl in names] + (["cuBLAS's check"] if runs else [])
@@ -128,8 +128,8 @@ def field_table(data: Data) -> Table:
             rows.append([*row, v8, v9])
             continue
         run = runs.get(shape.shape)
-        found = run["rows"] if run else {}
-        row += [v9, *(numfmt.ratio_text(found[i]["ratio_to_cublas"]) if i in found else NOT_MEASURED for i in names)]
+        found = run.rows if run else {}
+        row += [v9, *(numfmt.ratio_text(found[i].ratio_to_cublas) if i in found else NOT_MEASURED for i in names)]
         wrong = results.inexact_baseline(run) if run else None
         rows.append([*row, "" if wrong is None else f"inexact: {wrong:,} elements wrong"])
     return rows
@@ -281,13 +281,13 @@ def sentences(data: Data) -> Iterator[tuple[str, str]]:
     names = versions.names()
     for before, version in zip(names, names[1:], strict=False):
         label, row = versions.label(version), results.ladder_row(data, version)
-        if row is None or not row.get("step") or not row.get("ratio_to_cublas"):
+        if data is None or row is None or row.step is None:
             yield f"{version}.ladder_sentence", (f"The ladder has not timed {label} yet: its step over "
                                                  f"{versions.label(before)} is {NOT_MEASURED}.")  # fmt: skip
             continue
-        step = row["step"]
+        step = row.step
         phrase = STEP_PHRASES[results.verdict(step)].format(band=numfmt.band_text(step))
         yield f"{version}.ladder_sentence", (
-            f"In the ladder at {numfmt.shape_text((data or {})['problem'])}, {label} runs at "
-            f"{row['ratio_to_cublas']['median']:.2f} of cuBLAS's speed and {step['median']:.2f} times "
-            f"{versions.label(step['over'])}'s: {phrase}.")  # fmt: skip
+            f"In the ladder at {numfmt.shape_text(data.problem)}, {label} runs at "
+            f"{row.ratio_to_cublas.median:.2f} of cuBLAS's speed and {step.median:.2f} times "
+            f"{versions.label(step.over or '')}'s: {phrase}.")  # fmt: skip

@@ -5,9 +5,8 @@ the rule's verdict string (those live in the ladder's table); without a measurem
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
-from matmul_data import results, versions
+from matmul_data import model, results, versions
 from matmul_site import numfmt
 
 # The rule's verdict against cuBLAS in plain words, for a sentence on the first page.
@@ -15,26 +14,27 @@ PLAIN = {results.PAYS: "ahead of cuBLAS", results.COSTS: "behind cuBLAS", result
          results.UNRESOLVED: "too close to cuBLAS for our runs to call"}  # fmt: skip
 
 
-def latest(data: dict[str, Any] | None) -> tuple[str, dict[str, Any]] | None:
+def latest(data: results.Data) -> tuple[str, model.Row] | None:
     """The newest version the ladder has timed, and its row; None when the ladder has timed none."""
-    rows = (results.ladder(data) or {}).get("rows") or {}
+    run = results.ladder(data)
+    rows = {} if run is None else run.rows
     measured = [v for v in versions.names() if v in rows]
     return (measured[-1], rows[measured[-1]]) if measured else None
 
 
-def headline_values(data: dict[str, Any] | None, named: dict[str, str]) -> Iterator[tuple[str, str]]:
+def headline_values(data: results.Data, named: dict[str, str]) -> Iterator[tuple[str, str]]:
     """``latest.headline`` and ``latest.peak_sentence``, from the ladder's row of the newest version."""
     found = latest(data)
-    if data is None or found is None or not found[1].get("ratio_to_cublas"):
+    if data is None or found is None:
         yield "latest.headline", f"No version has been timed yet, so the headline figure is {numfmt.NOT_MEASURED}."
         yield "latest.peak_sentence", f"Its share of the tensor-core peak is {numfmt.NOT_MEASURED}."
         return
     version, row = found
-    ratio = row["ratio_to_cublas"]
+    ratio = row.ratio_to_cublas
     yield "latest.headline", (
         f"The newest measured version, {versions.label(version)}, reaches "
-        f"{numfmt.unit_text('tflops', row['tflops'])} at {numfmt.shape_text(data['problem'])}, "
-        f"{ratio['median']:.2f} times the speed of cuBLAS timed in the same rounds: "
+        f"{numfmt.unit_text('tflops', row.tflops)} at {numfmt.shape_text(data.problem)}, "
+        f"{ratio.median:.2f} times the speed of cuBLAS timed in the same rounds: "
         f"{PLAIN[results.verdict(ratio)]}.")  # fmt: skip
     if "latest.peak_fraction" in named and "latest.sm_clock" in named:
         yield "latest.peak_sentence", (

@@ -4,9 +4,8 @@ tables, captions and charts alike ("1.02× [1.01, 1.03]", "8192³", "8192×28672
 from __future__ import annotations
 
 import re
-from typing import Any
 
-from matmul_data import results
+from matmul_data import model, results
 
 TIMES = "\u00d7"
 NOT_MEASURED = "not measured yet"
@@ -31,48 +30,48 @@ UNITS = {  # kind: (format, unit); a count of elements, checks or wavefronts rea
 }  # fmt: skip
 
 
-def shape_text(shape: dict[str, int] | tuple[int, int, int]) -> str:
+def shape_text(shape: model.Shape | model.Problem | tuple[int, int, int]) -> str:
     """A problem size: "8192³" when square, else "8192×28672×4096"."""
-    m, n, k = (shape["m"], shape["n"], shape["k"]) if isinstance(shape, dict) else shape
+    m, n, k = shape if isinstance(shape, tuple) else (shape.m, shape.n, shape.k)
     return f"{m}\u00b3" if m == n == k else f"{m}{TIMES}{n}{TIMES}{k}"
 
 
-def ratio_text(interval: dict[str, Any]) -> str:
+def ratio_text(interval: model.Interval) -> str:
     """A ratio with its interval, "0.97× [0.96, 0.98]" (a verdict beside it is the rule's, not this rounding's)."""
-    return f"{interval['median']:.2f}{TIMES} [{interval['low']:.2f}, {interval['high']:.2f}]"
+    return f"{interval.median:.2f}{TIMES} [{interval.low:.2f}, {interval.high:.2f}]"
 
 
-def band_text(interval: dict[str, Any]) -> str:
-    """The band a verdict was taken against: "±1.5%"."""
-    return f"\u00b1{100 * interval.get('band', 0.0):.1f}%"
+def band_text(interval: model.Interval) -> str:
+    """The band a verdict was taken against: "±1.5%" (none stated: ±0.0%)."""
+    return f"\u00b1{100 * (interval.band or 0.0):.1f}%"
 
 
-def words(table: dict[str, str], interval: dict[str, Any]) -> str:
+def words(table: dict[str, str], interval: model.Interval) -> str:
     """An interval's verdict in one of the tables above, with its band filled in."""
     return table[results.verdict(interval)].format(band=band_text(interval))
 
 
-def verdict_word(interval: dict[str, Any]) -> str:
+def verdict_word(interval: model.Interval) -> str:
     """The verdict alone: "pays", "costs", "within ±1.5%" or "unresolved at ±1.5%"."""
     return words(VERDICT_WORDS, interval)
 
 
-def prose_word(table: dict[str, str], interval: dict[str, Any]) -> str:
+def prose_word(table: dict[str, str], interval: model.Interval) -> str:
     """The plain word a sentence gives a ratio ("a gain", "behind", "parity", "not resolved"), by the rule."""
     return table[results.verdict(interval)]
 
 
-def step_text(interval: dict[str, Any]) -> str:
+def step_text(interval: model.Interval) -> str:
     """A step by the rule: "pays: 1.04× [1.02, 1.06]", "costs: ...", "is within ±1.5%: ..." or "is unresolved ..."."""
     return f"{words(STEP_WORDS, interval)}: {ratio_text(interval)}"
 
 
-def vs_cublas_text(interval: dict[str, Any]) -> str:
+def vs_cublas_text(interval: model.Interval) -> str:
     """A ratio to cuBLAS by the rule: "is behind cuBLAS: 0.97× [0.96, 0.98]", "is within ±1.5% of cuBLAS: ..."."""
     return f"{words(RATIO_WORDS, interval)} cuBLAS: {ratio_text(interval)}"
 
 
-def config_text(config: dict[str, Any]) -> str:
+def config_text(config: model.Config) -> str:
     """A tuned configuration: "block_m=128, block_n=256, ..."."""
     return ", ".join(f"{k}={v}" for k, v in config.items()) if config else "defaults (no tuning knobs)"
 

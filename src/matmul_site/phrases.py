@@ -4,9 +4,8 @@
 from __future__ import annotations
 
 import re
-from typing import Any
 
-from matmul_data import results, versions
+from matmul_data import model, results, versions
 from matmul_site import numfmt
 from matmul_site.numfmt import NOT_RECORDED, TIMES, escape, shape_name, unit_text
 
@@ -22,29 +21,29 @@ COUNTERS = {
 }
 
 
-def reversed_interval(step: dict[str, Any]) -> dict[str, Any]:
+def reversed_interval(step: model.Interval) -> model.Interval:
     """A step read the other way, its baseline over the row: the ratio and its bounds inverted, the verdict too."""
     verdict = results.verdict(step)
     verdict = {results.PAYS: results.COSTS, results.COSTS: results.PAYS}.get(verdict, verdict)
-    return {"median": 1 / step["median"], "low": 1 / step["high"], "high": 1 / step["low"], "verdict": verdict,
-            "band": step.get("band", 0.0)}  # fmt: skip
+    return model.Interval(median=1 / step.median, low=1 / step.high, high=1 / step.low, verdict=verdict,
+                          band=step.band)  # fmt: skip
 
 
-def reversed_step(step: dict[str, Any]) -> str:
+def reversed_step(step: model.Interval) -> str:
     """A step read the other way, by the rule ("pays: 1.04× [1.02, 1.06]")."""
     return numfmt.step_text(reversed_interval(step))
 
 
-def clock_text(row: dict[str, Any]) -> str:
+def clock_text(row: model.Row) -> str:
     """The row's clock; where its implied efficiency is implausible, marked as a suspect reading."""
-    if row.get("suspect"):
-        return f"not shown (the reading would put the row at {100 * row['efficiency']:.0f}% of the peak at that clock)"
-    return unit_text("mhz", row.get("sm_clock_mhz"))
+    if row.suspect:
+        return f"not shown (the reading would put the row at {100 * row.efficiency:.0f}% of the peak at that clock)"
+    return unit_text("mhz", row.sm_clock_mhz)
 
 
-def power_text(row: dict[str, Any]) -> str:
+def power_text(row: model.Row) -> str:
     """The row's power; none where its clock reading is implausible (both come from the same window)."""
-    return "not shown" if row.get("suspect") else unit_text("watts", row.get("power_w"))
+    return "not shown" if row.suspect else unit_text("watts", row.power_w)
 
 
 def counter_text(key: str, value: float | None) -> str:
@@ -53,22 +52,22 @@ def counter_text(key: str, value: float | None) -> str:
     return unit_text(kind, scaled)
 
 
-def outcome_text(entry: dict[str, Any]) -> str:
+def outcome_text(entry: model.TryIt) -> str:
     """What a try-it edit did: "exact in all 5 checks (...)", "wrong in 2 of 5 checks (...): ...", "hangs: ..."."""
-    checks, outcome = entry["checks"], entry["outcome"]
-    shapes = [numfmt.shape_text(check["shape"]) for check in checks]
+    checks, outcome = entry.checks, entry.outcome
+    shapes = [numfmt.shape_text(check.shape) for check in checks]
     where = ", ".join(f"{shapes.count(shape)} at {shape}" for shape in dict.fromkeys(shapes))
     if outcome == "exact":
         return f"exact in all {len(checks)} checks ({where})"
     if outcome != "wrong":
-        return f"{outcome}: {entry['error']}"
-    wrong = [c for c in checks if c["bad"]]
-    worst = max(wrong, key=lambda c: c["bad"])
-    still = f", {worst['nonfinite']:,} of them still NaN or inf" if worst["nonfinite"] else ""
-    errors = [c["max_abs_err"] for c in wrong if c["max_abs_err"] is not None]
+        return f"{outcome}: {entry.error}"
+    wrong = [c for c in checks if c.bad]
+    worst = max(wrong, key=lambda c: c.bad)
+    still = f", {worst.nonfinite:,} of them still NaN or inf" if worst.nonfinite else ""
+    errors = [c.max_abs_err for c in wrong if c.max_abs_err is not None]
     largest = f"; largest finite error {max(errors):.3g}" if errors else ""
-    return (f"wrong in {len(wrong)} of {len(checks)} checks ({where}): up to {worst['bad']:,} of "
-            f"{worst['shape']['m'] * worst['shape']['n']:,} elements outside tolerance{still}{largest}")  # fmt: skip
+    return (f"wrong in {len(wrong)} of {len(checks)} checks ({where}): up to {worst.bad:,} of "
+            f"{worst.shape.m * worst.shape.n:,} elements outside tolerance{still}{largest}")  # fmt: skip
 
 
 def chapter_link(impl: str) -> str:
@@ -78,17 +77,17 @@ def chapter_link(impl: str) -> str:
     return f":doc:`{escape(versions.get(impl).heading)} </chapters/{impl}>`"
 
 
-def per_clock(data: dict[str, Any], impl: str, step: dict[str, Any]) -> tuple[str, str]:
+def per_clock(data: model.Results, impl: str, step: model.Interval) -> tuple[str, str]:
     """A ladder step's SM clock change and the step per clock cycle (at the medians); "not recorded" if either's bad."""
-    row, over = results.ladder_row(data, impl), results.ladder_row(data, step["over"])
-    clocks = [r.get("sm_clock_mhz") if r and not r.get("suspect") else None for r in (over, row)]
+    row, over = results.ladder_row(data, impl), results.ladder_row(data, step.over or "")
+    clocks = [r.sm_clock_mhz if r and not r.suspect else None for r in (over, row)]
     if None in clocks:
         return NOT_RECORDED, NOT_RECORDED
     before, after = clocks
-    return f"{before:.0f} \u2192 {after:.0f} MHz", f"{step['median'] * before / after:.2f}{TIMES}"
+    return f"{before:.0f} \u2192 {after:.0f} MHz", f"{step.median * before / after:.2f}{TIMES}"
 
 
-def run_slug(run: dict[str, Any]) -> str:
+def run_slug(run: model.Run) -> str:
     """A steps run's file name: its title's first five words and its shape ("a-tile-chosen-per-problem-5120")."""
-    words = re.findall(r"[a-z0-9]+", run["title"].lower().split(",")[0].split(" at ")[0])[:5]
-    return "-".join([*words, shape_name(results.shape_of(run))])
+    words = re.findall(r"[a-z0-9]+", (run.title or "").lower().split(",")[0].split(" at ")[0])[:5]
+    return "-".join([*words, shape_name(run.shape.mnk)])

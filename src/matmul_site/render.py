@@ -94,7 +94,7 @@ def render(docs: Path = paths.DOCS_DIR, *, check: bool = False) -> list[str]:
     """Write (or, with ``check``, compare) the generated files of the pages in ``docs``; return the changed names."""
     out_dir = docs / "_generated"
     path = paths.results_file()
-    data = results.load(path) if path is not None else None
+    data = results.read(path) if path is not None else None
     record = budget.load_builds() if budget.BUILD_RECORD.is_file() else None
     wanted = files(data, record, docs)
     changed = [name for name, text in wanted.items()

@@ -13,9 +13,8 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
-from matmul_data import paths, results
+from matmul_data import model, paths, results
 
 ENV = "HOPPER_MATMUL_RERUN_CHARTS"
 OUT_DIR = paths.BUILD_DIR / "rerun"
@@ -62,7 +61,7 @@ def hopper_gpu() -> tuple[str | None, str | None]:
 
 
 @functools.cache
-def fresh(version: str) -> tuple[dict[str, Any] | None, str | None, str | None]:
+def fresh(version: str) -> tuple[model.Results | None, str | None, str | None]:
     """Run the benchmark once per build process for ``version``; never raises: (a fresh ladder, the GPU it ran on,
     None), or (None, the GPU or None, why there is none)."""
     gpu, reason = hopper_gpu()
@@ -80,10 +79,10 @@ def fresh(version: str) -> tuple[dict[str, Any] | None, str | None, str | None]:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
         return None, gpu, f"the benchmark exited with status {done.returncode}: {last}"
     try:
-        data = results.load(out)
+        data = results.read(out)
     except results.ResultsError as exc:
         return None, gpu, f"the benchmark's file is not usable: {exc}"
-    if data.get("ladder") is None or version not in data["ladder"]["rows"]:
+    if results.ladder_row(data, version) is None:
         return None, gpu, f"the benchmark's file has no ladder row for {version}"
     return data, gpu, None
 
@@ -93,9 +92,9 @@ def _say(version: str, reason: str) -> None:
     print(f"{ENV}=1: {version} not rerun ({reason}); its chart draws from the recorded results", file=sys.stderr)
 
 
-def ladder_for(version: str) -> tuple[dict[str, Any] | None, str | None]:
+def ladder_for(version: str) -> tuple[model.Results | None, str | None]:
     """(data the chapter chart draws from, GPU name when it was rerun at build time, else None)."""
-    recorded = results.load_default()
+    recorded = results.read_default()
     if os.environ.get(ENV, "") != "1":
         return recorded, None
     data, gpu, reason = fresh(version)

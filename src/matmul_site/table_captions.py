@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from matmul_data import results, versions
+from matmul_data import model, results, versions
 from matmul_site import numfmt
 from matmul_site.captions import Data, caption, dates, runs_text
 from matmul_site.chapter_tables import recorded
@@ -20,26 +20,26 @@ def ladder_caption(data: Data) -> str:
     if run is None:
         return f"The ladder is {NOT_MEASURED}."
     names = versions.names()
-    timed = tuple(v for v in names if v in run["rows"])
+    timed = tuple(v for v in names if v in run.rows)
     labels = [versions.label(v) for v in timed]
     which = "every version" if timed == names else f"{labels[0]}\u2013{labels[-1]}" if timed == names[:len(timed)] \
         and len(timed) > 2 else ", ".join(labels)  # fmt: skip
-    return f"{which[0].upper()}{which[1:]} and cuBLAS at {numfmt.shape_text(run['shape'])}: {runs_text(data, [run])}."
+    return f"{which[0].upper()}{which[1:]} and cuBLAS at {numfmt.shape_text(run.shape)}: {runs_text(data, [run])}."
 
 
 def sweep_caption(data: Data) -> str:
     runs = results.sweep_runs(data)
-    if not runs:
+    if data is None or not runs:
         return f"The shape sweep is {NOT_MEASURED}."
     return f"{len(runs)} shapes, each with its own cuBLAS: {runs_text(data, runs)}."
 
 
-def steps_caption(data: Data, runs: list[dict[str, Any]]) -> str:
+def steps_caption(data: Data, runs: list[model.Figure]) -> str:
     """The caption of a steps table: the runs its rows come from (each once)."""
     runs = list({id(r): r for r in runs}.values())
-    if not runs:
+    if data is None or not runs:
         return f"These steps are {NOT_MEASURED}."
-    shapes = ", ".join(sorted({numfmt.shape_text(r["shape"]) for r in runs}))
+    shapes = ", ".join(sorted({numfmt.shape_text(r.shape) for r in runs}))
     return f"at {shapes}, paired within each run's rounds: {runs_text(data, runs)}."
 
 
@@ -49,7 +49,7 @@ def tryit_caption(data: Data, version: str) -> str:
     edits = results.tryit_entries(data, version)
     parts = [steps_caption(data, timed).rstrip(".")] if timed else []
     if edits:
-        runs = sorted({e["run_id"] for e in edits})
+        runs = sorted({e.run_id for e in edits})
         parts.append(f"edits checked on the GPU, not timed, in run{'s' if len(runs) > 1 else ''} {', '.join(runs)} "
                      f"({dates(edits)})")  # fmt: skip
     return "; ".join(parts) + "." if parts else f"These changes are {NOT_MEASURED}."

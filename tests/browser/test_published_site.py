@@ -119,7 +119,7 @@ def expected_chart(path: str) -> str:
     """Version N's chapter and gallery page preview its chart once the results hold its row (before that its chart
     is not drawn); every other page previews the ladder."""
     version = re.fullmatch(r"(?:chapters/|gallery/matmul_)(v\d+)\.html", path)
-    measured = version and results.ladder_row(results.load_default(), version[1]) is not None
+    measured = version and results.ladder_row(results.read_default(), version[1]) is not None
     return f"plot_{version[1]}" if measured else "plot_summary"
 
 

@@ -6,13 +6,12 @@ When the set of versions changes, the page holding the directive is read again.
 
 from __future__ import annotations
 
-from typing import Any
-
 from docutils import nodes
 from docutils.statemachine import StringList
 from sphinx.application import Sphinx
 from sphinx.directives.other import TocTree
 from sphinx.environment import BuildEnvironment
+from sphinx.util.typing import ExtensionMetadata
 
 from matmul_data import versions
 
@@ -44,7 +43,7 @@ def purge(app: Sphinx, env: BuildEnvironment, docname: str) -> None:
     getattr(env, ENV_KEY, {}).pop(docname, None)
 
 
-def setup(app: Sphinx) -> dict[str, Any]:
+def setup(app: Sphinx) -> ExtensionMetadata:
     app.add_directive("chapters-toc", ChaptersToc)
     app.connect("env-get-outdated", reread_when_versions_change)
     app.connect("env-purge-doc", purge)

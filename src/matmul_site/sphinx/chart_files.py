@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from sphinx.application import Sphinx
+from sphinx.util.typing import ExtensionMetadata
 
 from matmul_data import paths
 
@@ -87,7 +88,7 @@ def pages_whose_charts_are_gone(
     return stale
 
 
-def setup(app: Sphinx) -> dict[str, Any]:
+def setup(app: Sphinx) -> ExtensionMetadata:
     app.connect("builder-inited", forget_charts_of_other_results)
     app.connect("env-get-outdated", pages_whose_charts_are_gone)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -8,11 +8,11 @@ narrow screen). The previous version is found by convention; the page is rebuilt
 from __future__ import annotations
 
 import difflib
-from typing import Any
 
 from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
+from sphinx.util.typing import ExtensionMetadata
 from sphinx.writers.html5 import HTML5Translator
 
 from matmul_data import paths, versions
@@ -71,7 +71,7 @@ def depart_html(self: HTML5Translator, node: nodes.Element) -> None:
     self.body.append(f"</{node.tagname}>\n")
 
 
-def setup(app: Sphinx) -> dict[str, Any]:
+def setup(app: Sphinx) -> ExtensionMetadata:
     app.add_node(details, html=(visit_html, depart_html))
     app.add_node(summary, html=(visit_html, depart_html))
     app.add_directive("kernel-diff", KernelDiff)

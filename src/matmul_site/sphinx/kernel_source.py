@@ -23,12 +23,12 @@ import shutil
 import tempfile
 import zipfile
 from pathlib import Path
-from typing import Any
 
 from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.directives.code import LiteralInclude
 from sphinx.environment import BuildEnvironment
+from sphinx.util.typing import ExtensionMetadata
 
 from matmul_data import paths, versions
 from matmul_site.sphinx import chart_files
@@ -226,7 +226,7 @@ def _write_thumbnails(app: Sphinx, docname: str, source: list[str]) -> None:
             _write_if_changed(thumbs / f"sphx_glr_matmul_{version}_thumb.png", scaled.read_bytes())
 
 
-def setup(app: Sphinx) -> dict[str, Any]:
+def setup(app: Sphinx) -> ExtensionMetadata:
     app.add_directive("kernel-source", KernelSource)
     app.connect("builder-inited", _stage, priority=400)  # before sphinx-gallery generates the gallery (500)
     app.connect("builder-inited", _restore_originals, priority=900)  # after it

@@ -11,10 +11,10 @@ from __future__ import annotations
 import html
 import re
 from pathlib import Path
-from typing import Any
 
 from docutils import nodes
 from sphinx.application import Sphinx
+from sphinx.util.typing import ExtensionMetadata
 
 from matmul_data import results, versions
 from matmul_site.sphinx import chart_files
@@ -28,7 +28,7 @@ LADDER_ALT = "Bar chart of TFLOPS for every version next to cuBLAS"
 def og_chart(pagename: str) -> str:
     """What a link to this page previews: a version's chart on its pages once its row is measured, else the ladder."""
     match = re.fullmatch(r"(?:chapters/|gallery/matmul_)(v\d+)", pagename)
-    if match and match[1] in versions.names() and results.ladder_row(results.load_default(), match[1]) is not None:
+    if match and match[1] in versions.names() and results.ladder_row(results.read_default(), match[1]) is not None:
         return versions.get(match[1]).chart_name
     return LADDER
 
@@ -69,7 +69,7 @@ def copy_charts(app: Sphinx, exception: BaseException | None) -> None:
             landscape(drawn, out / f"{chart}.png")
 
 
-def setup(app: Sphinx) -> dict[str, Any]:
+def setup(app: Sphinx) -> ExtensionMetadata:
     app.setup_extension("sphinxext.opengraph")
     app.connect("doctree-read", choose_image, priority=600)  # after Sphinx collects the page's own metadata
     app.connect("build-finished", copy_charts)

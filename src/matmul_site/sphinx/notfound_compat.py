@@ -12,6 +12,7 @@ from typing import Any
 
 from sphinx.application import Sphinx
 from sphinx.environment.adapters import toctree
+from sphinx.util.typing import ExtensionMetadata
 
 
 def _with_tags(function: Any) -> Any:
@@ -27,6 +28,6 @@ def _with_tags(function: Any) -> Any:
     return wrapper
 
 
-def setup(app: Sphinx) -> dict[str, Any]:
+def setup(app: Sphinx) -> ExtensionMetadata:
     toctree.global_toctree_for_doc = _with_tags(toctree.global_toctree_for_doc)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -8,10 +8,10 @@ wrote (its issue #13): after an incremental build, two URLs. This lists every pa
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 from xml.sax.saxutils import escape
 
 from sphinx.application import Sphinx
+from sphinx.util.typing import ExtensionMetadata
 
 # Pages that are not content: the search page, the index of terms and the 404 page.
 EXCLUDED = ("search", "genindex", "404")
@@ -28,6 +28,6 @@ def write_sitemap(app: Sphinx, exception: BaseException | None) -> None:
     Path(app.outdir, "sitemap.xml").write_text(text, encoding="utf-8")
 
 
-def setup(app: Sphinx) -> dict[str, Any]:
+def setup(app: Sphinx) -> ExtensionMetadata:
     app.connect("build-finished", write_sitemap)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
