@@ -14,7 +14,8 @@ import fake_gpu
 import pytest
 import v8_checks
 
-from matmul_bench import check, cli, jobs
+from matmul_bench import checks, cli, jobs, kernels
+from matmul_bench.checks import core, correctness, menus
 from matmul_data import paths
 from matmul_site import field_pages
 
@@ -24,13 +25,13 @@ TILES = ("128x256", "256x128", "128x192", "128x128", "192x192")  # tile_model.CA
 def run(*argv: str, **fake: Any) -> int:
     """``check`` on the fake GPU (``fake``: its fail_check and fail_build)."""
     with fake_gpu.on_child_path():  # the workers import the fake from tests/
-        return check.main(list(argv), check.Target(fake_gpu.BACKEND, fake))
+        return checks.main(list(argv), core.Target(fake_gpu.BACKEND, fake))
 
 
-def dry_run(*argv: str) -> check.Work:
+def dry_run(*argv: str) -> core.Work:
     """The work a check's command line asks for (what --dry-run prints)."""
-    args = check.build_parser().parse_args(list(argv))
-    return check.CHECKS[args.name][3](args)
+    args = checks.build_parser().parse_args(list(argv))
+    return checks.CHECKS[args.name][3](args)
 
 
 # --- the command line
@@ -59,14 +60,14 @@ def test_every_check_is_listed_and_its_help_runs_without_torch_or_tilus() -> Non
 import sys
 for module in ("torch", "tilus", "numpy", "tvm_ffi"):
     sys.modules[module] = None  # any import of them now raises ImportError
-from matmul_bench import check, cli
-for name in check.CHECKS:
+from matmul_bench import checks, cli
+for name in checks.CHECKS:
     assert cli.main(["check", name, "--help"]) == 0, name
 assert cli.main(["check", "clusters", "--dry-run"]) == 0
 """
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert all(f"usage: python -m matmul_bench check {name}" in done.stdout for name in check.CHECKS)
+    assert all(f"usage: python -m matmul_bench check {name}" in done.stdout for name in checks.CHECKS)
 
 
 def test_a_dry_run_prints_the_work_in_order_and_runs_nothing(monkeypatch, capsys) -> None:
@@ -85,7 +86,7 @@ def test_a_dry_run_prints_the_work_in_order_and_runs_nothing(monkeypatch, capsys
 def test_v8_menu_checks_every_tile_at_the_timed_and_ragged_shapes_and_v7_only_at_8192() -> None:
     work = dry_run("v8-menu", "--shapes", "8192x8192x8192", "3000x5000x4096")
     built = [(spec["name"], tuple(spec["shapes"][0])) for spec in work.builds]
-    shapes = [(8192, 8192, 8192), (3000, 5000, 4096), *check.V8_CHECK_ONLY]
+    shapes = [(8192, 8192, 8192), (3000, 5000, 4096), *menus.V8_CHECK_ONLY]
     assert built == [*((tile, s) for tile in TILES for s in shapes), ("V7", (8192, 8192, 8192))]
     assert all(spec["check"] and len(spec["shapes"]) == 1 for spec in work.builds)  # one (impl, shape) per worker
     assert [[i.name for i in run.impls] for run in work.runs] == [[*TILES, "V7", "cuBLAS"], [*TILES, "cuBLAS"]]
@@ -97,7 +98,7 @@ def test_v9_menu_times_v8_v9_and_the_extras_and_checks_the_extras_at_the_common_
     assert [run.shape for run in work.runs] == [(4096, 4096, 4096)]
     assert [i.name for i in work.runs[0].impls] == ["V8", "V9", "v9-128x256-b", "cuBLAS"]
     extra = [tuple(spec["shapes"][0]) for spec in work.builds if spec["name"] == "v9-128x256-b"]
-    assert set(extra) == {*check.kernels.load("common").CHECK_SHAPES, (4096, 4096, 4096)}
+    assert set(extra) == {*kernels.load("common").CHECK_SHAPES, (4096, 4096, 4096)}
     assert work.builds[2]["config"] == {"block_m": 128, "block_n": 256, "consumers": 2, "num_stages": 3,
                                         "block_k": 64, "swizzle_size": 8, "share": "b"}  # fmt: skip
     assert work.build_timeout_s == 300  # --build-timeout's default: a hang ends
@@ -114,7 +115,7 @@ def test_v9_menu_fitted_times_the_field_set_s_fitted_half() -> None:
 def test_stream_k_checks_each_shape_twice_on_fresh_inputs_with_the_tail_split() -> None:
     work = dry_run("stream-k")
     assert [(tuple(s["shapes"][0]), s["seed"]) for s in work.builds] == [
-        (shape, seed) for shape in check.STREAM_K_SHAPES for seed in (1, 2)]  # fmt: skip
+        (shape, seed) for shape in correctness.STREAM_K_SHAPES for seed in (1, 2)]  # fmt: skip
     assert all(s["config"]["stream_k"] and s["cls"] == "MatmulV7StreamK" for s in work.builds) and not work.runs
 
 
@@ -124,12 +125,12 @@ def test_the_sanitizer_checks_build_in_this_process_so_that_a_sanitizer_sees_the
     assert run("sanitize") == 0
     lines = capsys.readouterr().out.splitlines()
     assert [line.split()[:2] for line in lines] == [[t, f"{m}x{n}x{k}:"] for t in TILES
-                                                    for m, n, k in check.SANITIZE_SHAPES]  # fmt: skip
+                                                    for m, n, k in correctness.SANITIZE_SHAPES]  # fmt: skip
     assert run("sanitize", fail_check="192x192") == 3
     assert "192x192 1000x3000x520: max |err| 7.00e+00, 17 bad" in capsys.readouterr().out
     assert run("v9-menu", "--sanitize", "--extra", "v9-128x192-b", "v9-256x128-a") == 0
     assert [line.split(":")[0] for line in capsys.readouterr().out.splitlines()] == [
-        f"{name}" for name in ("v9-128x192-b", "v9-256x128-a") for _ in check.V9_SANITIZE_SHAPES]  # fmt: skip
+        f"{name}" for name in ("v9-128x192-b", "v9-256x128-a") for _ in menus.V9_SANITIZE_SHAPES]  # fmt: skip
 
 
 # --- the checks run on the fake GPU, and their logs
@@ -155,7 +156,7 @@ def test_v8_menu_logs_every_check_and_each_round_s_median_as_v8_checks_reads_the
     written = json.loads(log.read_text())
     assert (written["gpu"], written["num_sms"]) == (fake_gpu.FAKE_DEVICE["name"], 132)
     failed = {(c["impl"], tuple(c["shape"])) for c in written["checks"] if not c["ok"]}
-    assert failed == {("128x192", s) for s in [(8192, 8192, 8192), (3000, 5000, 4096), *check.V8_CHECK_ONLY]}
+    assert failed == {("128x192", s) for s in [(8192, 8192, 8192), (3000, 5000, 4096), *menus.V8_CHECK_ONLY]}
     timed = [t for t in TILES if t != "128x192"]
     assert [list(t["ms"]) for t in written["timings"]] == [[*timed, "V7", "cuBLAS"], [*timed, "cuBLAS"]]
     monkeypatch.setattr(paths, "ROOT", tmp_path)
@@ -189,7 +190,7 @@ def test_a_failed_build_is_reported_and_its_implementation_left_out_of_the_timin
 
 
 def test_without_a_gpu_a_check_says_so_in_one_line_and_exits_1(tmp_path: Path) -> None:
-    env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "PYTHONPATH": str(check.kernels.SOURCE_ROOT)}
+    env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "PYTHONPATH": str(kernels.SOURCE_ROOT)}
     done = subprocess.run([sys.executable, "-m", "matmul_bench", "check", "shapes", "--shapes", "128x128x64"],
                           capture_output=True, text=True, env=env, timeout=300)  # fmt: skip
     assert done.returncode == 1, done.stderr

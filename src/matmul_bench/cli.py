@@ -91,7 +91,7 @@ COMMANDS: dict[str, tuple[str, Callable[[list[str]], int], tuple[str, ...]]] = {
     "tryit": ("apply, build and check the chapters' Try it edits on a GPU (`tryit --dry-run`)", command("tryit"), ()),
     "buildcheck": ("build every version for sm_90a on the CPU (--record: the build record)", command("buildcheck"), ()),
     "baseline": ("name cuBLAS's kernel at each sweep and field shape (profiler) on a GPU", command("baseline"), ()),
-    "check": ("GPU checks by NAME: kernels built, checked and timed as the record does them", command("check"), ()),
+    "check": ("GPU checks by NAME: kernels built, checked and timed as the record does them", command("checks"), ()),
 }
 # Started by the commands above in child processes; not for people.
 INTERNAL = {"worker": command("worker"), "tryit-child": command("tryit", "child_main")}
