@@ -58,13 +58,13 @@ FIGURES: tuple[FigureInfo, ...] = (
     ),
     FigureInfo(
         "raster_order",
-        "V4",
+        "V6",
         "Raster order and the L2 working set: the first wave of blocks touches fewer A and B panels when "
-        "tiles are walked in groups of 8 tile-rows, column by column, than in row-major order.",
+        "tiles are walked in groups of 16 tile-rows, column by column, than in row-major order.",
         "Two grids of output tiles side by side. Left, row-major launch order: the first wave covers four full "
         "tile-rows and part of a fifth, touching 5 A row-panels and all 32 B column-panels. Right, grouped "
-        "order: the first wave covers 8 tile-rows by 16 and a half columns, touching 8 A row-panels and 17 B "
-        "column-panels. Touched panels are shaded on the matrix edges.",
+        "order: the first wave covers 16 tile-rows by eight and a quarter columns, touching 16 A row-panels and "
+        "9 B column-panels. Touched panels are shaded on the matrix edges.",
     ),
     FigureInfo(
         "wgmma_in_flight",

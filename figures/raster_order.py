@@ -1,4 +1,4 @@
-"""V4 raster order: which A row-panels and B column-panels the first wave of blocks touches."""
+"""Raster order (V6): which A row-panels and B column-panels the first wave of blocks touches."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ NAME = "raster_order"
 
 TILE_ROWS, TILE_COLS = 32, 32  # V4's 128 x 256 tiles on M = 4096, N = 8192; the first wave is the same at 8192³
 WAVE = 132  # blocks running at once: one per SM on an H100 SXM or H200
-GROUP = 8  # tile-rows per swizzle group
+GROUP = 16  # tile-rows per raster group: V6's
 BLOCK_M, BLOCK_N, K_SIZE = 128, 256, 8192  # V4's tile and K: an A row-panel is 2 MiB, a B column-panel 4 MiB
 
 WIDTH, HEIGHT = 90.0, 54.0

@@ -161,7 +161,7 @@ def test_steps_and_ratios_speak_by_the_rule(data: dict[str, Any], record: dict[s
     data["ladder"]["rows"]["v6"]["ratio_to_cublas"] = {"median": 0.95, "low": 0.94, "high": 0.96}
     named = page_values.values(typed(data), record)
     assert named["v2.step"] == f"pays: 1.04{TIMES} [1.02, 1.06]"
-    assert named["v3.step"] == f"is unresolved at \u00b11.5%: 0.99{TIMES} [0.97, 1.02]"
+    assert named["v3.step"] == f"unresolved at \u00b11.5%: 0.99{TIMES} [0.97, 1.02]"
     assert named["v5.step"] == f"costs: 0.93{TIMES} [0.91, 0.95]"
     assert named["v5.reversed"] == f"pays: 1.08{TIMES} [1.05, 1.10]"
     assert named["v6.vs_cublas"] == f"is behind cuBLAS: 0.95{TIMES} [0.94, 0.96]"
@@ -202,7 +202,7 @@ def test_every_ratio_prints_with_two_decimals() -> None:
     plain = model.Interval(median=1.0277, low=1.0113, high=1.0475)
     assert numfmt.ratio_text(plain) == f"1.03{TIMES} [1.01, 1.05]"
     recorded = model.Interval(median=1.0277, low=1.0113, high=1.0475, verdict="within", band=0.015)
-    assert numfmt.step_text(recorded) == f"is within \u00b11.5%: 1.03{TIMES} [1.01, 1.05]"
+    assert numfmt.step_text(recorded) == f"within \u00b11.5%: 1.03{TIMES} [1.01, 1.05]"
 
 
 def test_steps_rows_are_named_alone_and_with_their_runs_shape(data: dict[str, Any], record: dict[str, Any]) -> None:

@@ -27,7 +27,7 @@ def headline_values(data: results.Data, named: dict[str, str]) -> Iterator[tuple
     found = latest(data)
     if data is None or found is None:
         yield "latest.headline", f"No version has been timed yet, so the headline figure is {numfmt.NOT_MEASURED}."
-        yield "latest.peak_sentence", f"Its share of the tensor-core peak is {numfmt.NOT_MEASURED}."
+        yield "latest.peak_sentence", f"The newest version's share of the tensor-core peak is {numfmt.NOT_MEASURED}."
         return
     version, row = found
     ratio = row.ratio_to_cublas
@@ -38,8 +38,10 @@ def headline_values(data: results.Data, named: dict[str, str]) -> Iterator[tuple
         f"{PLAIN[results.verdict(ratio)]}.")  # fmt: skip
     if "latest.peak_fraction" in named and "latest.sm_clock" in named:
         yield "latest.peak_sentence", (
-            f"It runs at {named['latest.peak_fraction']} of the tensor-core peak at the clock it ran at "
+            f"{versions.label(version)} runs at {named['latest.peak_fraction']} of the tensor-core peak at the "
+            "clock it ran at "
             f"({named['latest.sm_clock']}) and {named.get('latest.datasheet_fraction', numfmt.NOT_RECORDED)} of "
             "the datasheet figure.")  # fmt: skip
     else:
-        yield "latest.peak_sentence", "Its clock was not recorded, so its share of the tensor-core peak is not given."
+        yield "latest.peak_sentence", (f"{versions.label(version)}'s clock was not recorded, so its share of the "
+                                       "tensor-core peak is not given.")  # fmt: skip

@@ -62,8 +62,9 @@ def prose_word(table: dict[str, str], interval: model.Interval) -> str:
 
 
 def step_text(interval: model.Interval) -> str:
-    """A step by the rule: "pays: 1.04× [1.02, 1.06]", "costs: ...", "is within ±1.5%: ..." or "is unresolved ..."."""
-    return f"{words(STEP_WORDS, interval)}: {ratio_text(interval)}"
+    """A step by the rule, for a table: "pays: 1.04× [1.02, 1.06]", "costs: ...", "within ±1.5%: ..." or
+    "unresolved at ±1.5%: ..."."""
+    return f"{words(VERDICT_WORDS, interval)}: {ratio_text(interval)}"
 
 
 def vs_cublas_text(interval: model.Interval) -> str:
