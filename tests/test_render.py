@@ -363,6 +363,32 @@ def test_the_field_table_lists_every_shape_with_the_models_tiles_then_v8_and_v9_
     assert len(inexact) == 2 and all("head" in name for name in inexact), inexact
 
 
+def test_the_odd_n_table_sets_each_head_beside_its_padded_twin_and_marks_an_inexact_cublas(
+    data: dict[str, Any],
+) -> None:
+    heads = [f for f in field.FIELD if f.kind == field.ODD_N]
+    bare = field_pages.odd_n_table(None)
+    assert len(bare) == 1 + len(heads) and all(row[1] == NOT_MEASURED for row in bare[1:])
+    assert NOT_MEASURED in page_values.values(None, None)["field.odd_n"]
+    data = with_field(data)
+    table = field_pages.odd_n_table(typed(data))
+    by_shape = {(f["shape"]["m"], f["shape"]["n"], f["shape"]["k"]): f for f in data["field"]}
+    for head in heads:
+        twin = field.padded_twin(head)
+        assert twin is not None
+        rows = [row for row in table[1:] if row[0].startswith(head.name + ",")]
+        assert [row[1].split(" (")[0] for row in rows] == [
+            *(versions.label(v) for v in versions.names()[-2:]),
+            "cuBLAS",
+        ]
+        for row, impl in zip(rows, [*versions.names()[-2:], "cublas"], strict=True):
+            odd, padded = by_shape[head.shape]["rows"][impl]["tflops"], by_shape[twin.shape]["rows"][impl]["tflops"]
+            assert row[2:] == [f"{odd:.0f}", f"{padded:.0f}", f"{odd / padded:.2f}"]
+        assert rows[-1][1] == "cuBLAS (inexact: 96 wrong)"
+    sentence = page_values.values(typed(data), None)["field.odd_n"]
+    assert "up to 96 elements" in sentence and NOT_MEASURED not in sentence
+
+
 def test_the_development_check_table_reads_the_log_with_todays_rule_and_never_the_logs_v9_row() -> None:
     log = field_pages.check_log()
     assert log is not None, f"{field_pages.CHECK_LOG} is missing"

@@ -100,6 +100,7 @@ def field_values(data: Data) -> Iterator[tuple[str, str]]:
                                   f"half is {NOT_MEASURED}.")  # fmt: skip
     runs = ordered_runs(data)
     yield "field.status", status_sentence(data, len(runs))
+    yield "field.odd_n", odd_n_sentence(data)
     if data is not None and runs:
         told = runs_text(data, runs)
         yield "field.caption", caption(f"V9's tile (the model's), and V8 and V9 against their run's cuBLAS: {told}.")
@@ -133,6 +134,56 @@ def field_table(data: Data) -> Table:
         wrong = results.inexact_baseline(run) if run else None
         rows.append([*row, "" if wrong is None else f"inexact: {wrong:,} elements wrong"])
     return rows
+
+
+def odd_n_heads(data: Data) -> list[tuple[field.FieldShape, model.Figure | None, model.Figure | None]]:
+    """Each odd-N head of the field set with its padded twin: (the head, its run, the twin's run), runs or None."""
+    runs = {run.shape.mnk: run for run in ordered_runs(data)}
+    return [(head, runs.get(head.shape), runs.get(twin.shape)) for head in field.FIELD
+            if (twin := field.padded_twin(head)) is not None]  # fmt: skip
+
+
+def odd_n_table(data: Data) -> Table:
+    """At each odd-N head, every implementation's TFLOPS there and at its padded twin, and the quotient: what an odd
+    N costs it (two runs, so the quotient is not paired)."""
+    header = ["Head", "Implementation", "TFLOPS, odd N", "padded N", "Odd ÷ padded"]
+    rows = [header]
+    for head, odd, padded in odd_n_heads(data):
+        if odd is None or padded is None:
+            rows.append([f"{head.name}, {numfmt.shape_text(head.shape)}", NOT_MEASURED, "", "", ""])
+            continue
+        for impl in [*ours([odd])[::-1], results.CUBLAS]:
+            if impl not in odd.rows or impl not in padded.rows:
+                continue
+            a, b = odd.rows[impl].tflops, padded.rows[impl].tflops
+            label = versions.label(impl) if impl != results.CUBLAS else "cuBLAS"
+            wrong = results.inexact_baseline(odd) if impl == results.CUBLAS else None
+            label += "" if wrong is None else f" (inexact: {wrong:,} wrong)"
+            rows.append(
+                [f"{head.name}, {numfmt.shape_text(head.shape)}", label, f"{a:.0f}", f"{b:.0f}", f"{a / b:.2f}"]
+            )
+    return rows
+
+
+def odd_n_sentence(data: Data) -> str:
+    """What a user gets at odd N, as a number and a word per implementation, or that it is not measured yet."""
+    found = [(odd, padded) for _, odd, padded in odd_n_heads(data) if odd is not None and padded is not None]
+    if not found:
+        return f"What an odd :math:`N` costs is {NOT_MEASURED}: the field set's heads have no record yet."
+    newest = ours([odd for odd, _ in found])[0]
+
+    def kept(impl: str) -> str:
+        quotients = [odd.rows[impl].tflops / padded.rows[impl].tflops for odd, padded in found
+                     if impl in odd.rows and impl in padded.rows]  # fmt: skip
+        low, high = min(quotients), max(quotients)
+        return f"{low:.2f}" if f"{low:.2f}" == f"{high:.2f}" else f"{low:.2f} to {high:.2f}"
+
+    wrong = [w for odd, _ in found if (w := results.inexact_baseline(odd)) is not None]
+    inexact = f", and misses its float64 check on up to {max(wrong):,} elements there" if wrong else ""
+    return (
+        f"At the odd-:math:`N` heads {versions.label(newest)} keeps {kept(newest)} of its speed at the padded "
+        f"twin, cuBLAS {kept(results.CUBLAS)}{inexact}."
+    )
 
 
 # ---------------------------------------------------------------------------- the development check
@@ -268,9 +319,8 @@ def status_sentence(data: Data, field_runs: int) -> str:
         return f"{label}'s ladder, field set and Try it come from the replicated record (:doc:`/method`)."
     told = ", ".join(missing[:-1]) + (" and " if len(missing) > 1 else "") + missing[-1]
     if len(missing) == len(have):
-        return (f"No replicated record of {label} exists yet: {told} are still to run on a GPU. Until then, "
-                f"every number of {label}'s own on this page comes from one development process (the check's "
-                "table under How the model chooses).")  # fmt: skip
+        return (f"No replicated record of {label} exists yet ({told}): every number of {label}'s own here comes "
+                "from one development process, the check under How the model chooses.")  # fmt: skip
     return f"{label}'s record still lacks {told}; the rest comes from the replicated record (:doc:`/method`)."
 
 

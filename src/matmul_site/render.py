@@ -75,6 +75,7 @@ def files(data: Data, record: dict[str, Any] | None, docs: Path = paths.DOCS_DIR
     out["warmup-proof.csv"] = csv_text(proof_table(data))
     out["warmup-settle.csv"] = csv_text(warmup_table(data))
     out["field.csv"] = csv_text(field_pages.field_table(data))
+    out["odd-n.csv"] = csv_text(field_pages.odd_n_table(data))
     out[f"{field_pages.CHECK_NAME}.csv"] = csv_text(field_pages.check_table(field_pages.check_log()))
     for run in results.steps_runs(data):
         out[f"steps-{run_slug(run)}.csv"] = csv_text(attempts_table(run))
