@@ -110,16 +110,6 @@ def _check_figure(figure: Figure, field: str, *, steps: bool = False, band: floa
                 raise invalid(f"{where}.rows.{impl}.{key}.median", problem, own.median)
 
 
-def is_proof_run(run: dict[str, Any]) -> bool:
-    """Whether a steps run is the warm-up's proof (one kernel beside different neighbours), not an attempt."""
-    return str(run.get("title", "")).startswith(PROOF_TITLE_PREFIX)
-
-
-def is_tryit_run(run: dict[str, Any]) -> bool:
-    """Whether a steps run times a chapter's try-it changes (titled "Try it: ...") rather than attempted steps."""
-    return str(run.get("title", "")).startswith(TRYIT_TITLE_PREFIX)
-
-
 def _check_tryit(entry: TryIt, field: str) -> None:
     if not re.fullmatch(r"v\d+", entry.version):
         raise invalid(f"{field}.version", "must be a version name v<N>", entry.version)
