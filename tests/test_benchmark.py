@@ -396,6 +396,16 @@ NCU_CSV = f"""==PROF== Connected to process 1
 """
 
 
+def test_ncu_asks_for_every_stall_reason_and_keeps_them_among_the_raw_metrics(tmp_path: Path) -> None:
+    stall = ncu.STALL_METRICS[ncu.STALL_REASONS.index("long_scoreboard")]
+    assert set(ncu.STALL_METRICS) <= set(ncu.metric_names()) and len(set(ncu.STALL_METRICS)) == len(ncu.STALL_REASONS)
+    log = tmp_path / "ncu.csv"
+    log.write_text(NCU_CSV.replace(f',"{DRAM}"', f',"{DRAM}","{stall}"').replace('"%","%"', '"%","%",""')
+                   .replace('"1,234.5"', '"1,234.5","1.92"').replace('"1","2"', '"1","2","3"'))  # fmt: skip
+    counters = ncu.counters(log, ncu.metric_names())
+    assert counters is not None and counters["ncu_metrics"][stall] == 1.92 and counters["tensor_pipe_pct"] == 78.25
+
+
 def test_ncu_csv_gives_the_first_kernel_s_counters(tmp_path: Path) -> None:
     log = tmp_path / "ncu.csv"
     log.write_text(NCU_CSV)

@@ -363,6 +363,23 @@ def test_the_field_table_lists_every_shape_with_the_models_tiles_then_v8_and_v9_
     assert len(inexact) == 2 and all("head" in name for name in inexact), inexact
 
 
+def test_a_profiled_row_names_its_largest_stall_reasons_and_a_row_without_them_says_nothing(
+    data: dict[str, Any], record: dict[str, Any]
+) -> None:
+    stalled = "smsp__average_warps_issue_stalled_{}_per_issue_active.ratio"
+    named = page_values.values(typed(data), record)
+    table = chapter_tables.performance_table("v3", typed(data), named, record)
+    assert not any("stall" in row[0].lower() for row in table) and named["v3.stalls"] == numfmt.NOT_RECORDED
+    raw = {stalled.format(r): v for r, v in (("selected", 5.0), ("barrier", 0.85), ("long_scoreboard", 1.92),
+                                             ("wait", 0.4), ("sleeping", 0.01))}  # fmt: skip
+    data["ladder"]["rows"]["v3"]["counters"]["ncu_metrics"] |= raw
+    named = page_values.values(typed(data), record)
+    table = chapter_tables.performance_table("v3", typed(data), named, record)
+    stalls = [row for row in table if "stall" in row[0].lower()]
+    assert stalls == [[stalls[0][0], "long scoreboard 1.92, barrier 0.85, wait 0.40"]]  # "selected" issues: no stall
+    assert named["v3.stalls"] == stalls[0][1]
+
+
 def test_the_odd_n_table_sets_each_head_beside_its_padded_twin_and_marks_an_inexact_cublas(
     data: dict[str, Any],
 ) -> None:

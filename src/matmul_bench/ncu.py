@@ -29,9 +29,18 @@ NCU_METRICS: dict[str, tuple[str, ...]] = {
 }
 
 
+# Where the warps wait (Nsight Compute's WarpStateStats): per reason, the warps stalled for it per issued
+# instruction. They are no counter of their own: their values land in a row's raw ``ncu_metrics``, and a chapter's
+# performance table names the largest (matmul_site.chapter_tables). "selected" is the warp that issues, not a stall.
+STALL_REASONS = ("barrier", "branch_resolving", "dispatch_stall", "drain", "imc_miss", "lg_throttle", "long_scoreboard",
+                 "math_pipe_throttle", "membar", "mio_throttle", "misc", "no_instruction", "not_selected",
+                 "short_scoreboard", "sleeping", "tex_throttle", "wait")  # fmt: skip
+STALL_METRICS = tuple(f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio" for r in STALL_REASONS)
+
+
 def metric_names() -> list[str]:
-    """Every metric of NCU_METRICS."""
-    return [metric for group in NCU_METRICS.values() for metric in group]
+    """Every metric of NCU_METRICS, then the stall reasons."""
+    return [metric for group in NCU_METRICS.values() for metric in group] + list(STALL_METRICS)
 
 
 def find_ncu() -> str | None:

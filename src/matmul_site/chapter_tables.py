@@ -12,7 +12,16 @@ from matmul_data import budget, hopper, loader, model, results, versions
 from matmul_site import numfmt
 from matmul_site.captions import Data, Table, unmeasured
 from matmul_site.numfmt import NOT_MEASURED, NOT_RECORDED, TIMES, escape, shape_of, unit_text
-from matmul_site.phrases import COUNTERS, chapter_link, clock_text, counter_text, outcome_text, per_clock, power_text
+from matmul_site.phrases import (
+    COUNTERS,
+    chapter_link,
+    clock_text,
+    counter_text,
+    outcome_text,
+    per_clock,
+    power_text,
+    stall_text,
+)
 
 # The problems V8's tile model is shown at (the V8 chapter's table): 4096 is 4096³.
 TILE_CHOICE_SHAPES = ["2048", "4096", "6144", "8192", "16384", "8192x28672x4096", "16384x8192x1024", "5120", "3072",
@@ -78,6 +87,8 @@ def performance_table(version: str, data: Data, named: dict[str, str], record: d
     shown = [[labels.get(k, k.replace("_", " ")), "n/a (no st.shared)" if no_stores and k.startswith("smem_store")
                else counter_text(k, v)] for k, v in counters.items()]  # fmt: skip
     rows += shown or [["Profiler counters", NOT_RECORDED]]
+    if stalls := stall_text(row.counters):  # profiles from before the stall reasons have none
+        rows.append(["Warp stalls per issued instruction, largest (ncu)", stalls])
     return rows  # which runs: the caption; their commits and dates: the method page's provenance
 
 

@@ -13,7 +13,7 @@ from matmul_site.captions import Data
 from matmul_site.chapter_tables import build_table
 from matmul_site.doc_pages import pages
 from matmul_site.method_tables import proof_pairs, warmup_record
-from matmul_site.numfmt import NOT_MEASURED, TIMES, escape, number_word, shape_name, unit_text
+from matmul_site.numfmt import NOT_MEASURED, NOT_RECORDED, TIMES, escape, number_word, shape_name, unit_text
 from matmul_site.phrases import (
     COUNTERS,
     clock_text,
@@ -24,6 +24,7 @@ from matmul_site.phrases import (
     reversed_interval,
     reversed_step,
     run_slug,
+    stall_text,
 )
 from matmul_site.table_captions import caption_values
 
@@ -94,6 +95,7 @@ def row_values(name: str, row: model.Row, data: model.Results) -> Iterator[tuple
     yield f"{name}.config", f"``{numfmt.config_text(row.config)}``"
     for what, (key, _, _) in COUNTERS.items():
         yield f"{name}.{what}", counter_text(key, None if row.counters is None else getattr(row.counters, key))
+    yield f"{name}.stalls", stall_text(row.counters) or NOT_RECORDED
 
 
 def impl_values(data: model.Results) -> Iterator[tuple[str, str]]:

@@ -46,6 +46,21 @@ def power_text(row: model.Row) -> str:
     return "not shown" if row.suspect else unit_text("watts", row.power_w)
 
 
+# Nsight Compute's stall reasons in a row's raw metrics: warps stalled for the reason per issued instruction.
+STALL_METRIC = re.compile(r"smsp__average_warps_issue_stalled_(\w+?)_per_issue_active\.ratio")
+
+
+def stall_text(counters: model.Counters | None, shown: int = 3) -> str | None:
+    """The largest stall reasons of a profiled launch, "long scoreboard 1.92, barrier 0.85, wait 0.40" (warps
+    stalled per issued instruction); None where the profile recorded none."""
+    found = {match[1]: value for name, value in ((counters and counters.ncu_metrics) or {}).items()
+             if (match := STALL_METRIC.fullmatch(name)) and match[1] != "selected"}  # fmt: skip
+    if not found:
+        return None
+    top = sorted(found.items(), key=lambda item: -item[1])[:shown]
+    return ", ".join(f"{reason.replace('_', ' ')} {value:.2f}" for reason, value in top)
+
+
 def counter_text(key: str, value: float | None) -> str:
     kind = next((kind for k, _, kind in COUNTERS.values() if k == key), "pct")
     scaled = None if value is None else value / 1e6 if kind == "mb" else int(value) if kind == "count" else value
