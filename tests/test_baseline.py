@@ -18,7 +18,7 @@ def test_an_nvjet_name_gives_its_tile_k_tile_stages_and_cluster() -> None:
 def test_recorded_names_land_on_the_sweep_figure_of_their_shape(tmp_path: Path) -> None:
     data = fake_results.fake_file()
     path = tmp_path / "results.json"
-    results.write_atomic(path, data)
+    results.write_atomic(path, fake_results.typed(data))
     first = data["sweep"][0]["shape"]
     key = f"{first['m']}x{first['n']}x{first['k']}"
     found = {key: {"kernel": "nvjet_sm90_hsh_192x192_64x4_2x1_v_bz_coopB_TNN"}, "1x2x3": {"kernel": "other"}}
@@ -32,6 +32,6 @@ def test_recorded_names_land_on_the_field_figures_too(tmp_path: Path) -> None:
     data = fake_results.fake_file()
     data["field"] = fake_results.fake_sweep(((4096, 50257, 1600),))
     path = tmp_path / "results.json"
-    results.write_atomic(path, data)
+    results.write_atomic(path, fake_results.typed(data))
     assert baseline.record(path, {"4096x50257x1600": {"kernel": "nvjet_sm90_hsh_128x256_64x4_1x2_h_bz_TNT"}}) == 1
     assert results.load(path)["field"][0]["cublas_kernel"]["decoded"]["tile"] == [128, 256]

@@ -17,7 +17,7 @@ import fake_gpu
 import pytest
 
 from matmul_bench import aggregate, cli, jobs, kernels, machine, ncu, plan, runner, worker
-from matmul_data import field, replicate, results, versions
+from matmul_data import field, model, replicate, results, versions
 
 
 def make(*argv: str) -> plan.Plan:
@@ -201,13 +201,14 @@ def process(clock: list[float], **extra: Any) -> dict[str, Any]:
 
 def make_run(per_process: list[dict[str, Any]], spec: plan.RunSpec = SPEC) -> dict[str, Any]:
     return aggregate.make_run(spec, per_process, run_id="r", date="2026-12-01", git_commit="abc", warmup_s=1.0,
-                              repeats=30, log="samples/r.json.gz")  # fmt: skip
+                              repeats=30, log="samples/r.json.gz").to_json()  # fmt: skip
 
 
 def fake_results_file(ladder: dict[str, Any]) -> dict[str, Any]:
     import fake_results
 
-    return replicate.remerge(fake_results.provenance() | {"ladder": aggregate.as_figure(ladder)})
+    figure = aggregate.as_figure(model.Run.from_json(ladder)).to_json()
+    return replicate.remerge(model.Results.from_json(fake_results.provenance() | {"ladder": figure})).to_json()
 
 
 def test_ratios_are_paired_within_rounds_so_a_wandering_clock_cancels() -> None:
@@ -240,13 +241,11 @@ def test_a_peer_missing_in_one_process_is_left_out_of_every_process_of_the_run()
 
 
 def test_a_figure_shows_the_peers_its_newest_run_missed() -> None:
-    figure = fake_results_file(make_run([process([1.0, 1.1])]))["ladder"]
-    older = {**figure["runs"][0], "peers_missing": {versions.QUACK: {"version": None, "error": "x"}}}
-    assert "peers_missing" not in replicate.merge_figure(
-        {**figure, "runs": [older, figure["runs"][0]]}, 0.95, 0.01, 132
-    )
-    merged = replicate.merge_figure({**figure, "runs": [figure["runs"][0], older]}, 0.95, 0.01, 132)
-    assert merged["peers_missing"] == older["peers_missing"]
+    figure = model.Figure.from_json(fake_results_file(make_run([process([1.0, 1.1])]))["ladder"])
+    older = figure.runs[0].put(peers_missing={versions.QUACK: model.PeerMissing.of(version=None, error="x")})
+    assert not replicate.merge_figure(figure.put(runs=(older, figure.runs[0])), 0.95, 0.01, 132).has("peers_missing")
+    merged = replicate.merge_figure(figure.put(runs=(figure.runs[0], older)), 0.95, 0.01, 132)
+    assert merged.peers_missing == older.peers_missing
 
 
 # --- the worker protocol, end to end with the fake backend ---
@@ -291,7 +290,8 @@ def test_a_fake_record_runs_the_whole_protocol_and_writes_paired_results_and_raw
     raw = runner.read_samples(tmp_path / "res" / ladder["log"])
     assert [len(p["samples"]["v0"]) for p in raw["runs"][0]["processes"]] == [3, 3]
     recorded = [{k: v for k, v in f["runs"][-1].items() if k != "invocation_s"} for f in (ladder, sweep, steps)]
-    assert aggregate.runs_from_samples(raw, ladder["log"]) == recorded  # the intervals can be recomputed
+    recomputed = [r.to_json() for r in aggregate.runs_from_samples(raw, ladder["log"])]
+    assert recomputed == recorded  # the intervals can be recomputed
     assert [p.name for p in (tmp_path / "res" / "samples").iterdir()] == [Path(ladder["log"]).name]  # no temp file
 
 
@@ -315,7 +315,7 @@ def test_a_results_file_of_another_gpu_is_refused_before_measuring(tmp_path: Pat
     import fake_results
 
     path = tmp_path / "res" / "nvidia-h200.json"
-    results.write_atomic(path, fake_results.fake_file("NVIDIA H100 PCIe"))
+    results.write_atomic(path, fake_results.typed(fake_results.fake_file("NVIDIA H100 PCIe")))
     before = path.read_bytes()
     assert fake(tmp_path, "--ladder") == 1
     assert "one file per GPU model" in capsys.readouterr().err and path.read_bytes() == before
@@ -501,7 +501,8 @@ def test_a_missing_peer_is_recorded_with_its_error_and_the_run_goes_on(tmp_path:
     assert "not run here: not installed; ModuleNotFoundError" in printed.out  # and in the final table
     raw = runner.read_samples(tmp_path / "res" / sweep["log"])
     recorded = {k: v for k, v in sweep["runs"][-1].items() if k != "invocation_s"}
-    assert aggregate.runs_from_samples(raw, sweep["log"]) == [recorded]  # peers_missing recomputed too
+    recomputed = [r.to_json() for r in aggregate.runs_from_samples(raw, sweep["log"])]
+    assert recomputed == [recorded]  # peers_missing recomputed too
 
 
 def test_a_wrong_peer_is_not_timed_and_recorded_as_missing_with_its_check(tmp_path: Path) -> None:
@@ -546,7 +547,8 @@ def test_an_inexact_cublas_is_timed_and_its_row_marked_with_its_wrong_elements(t
     assert "inexact: 3 elements outside tolerance" in printed.out
     raw = runner.read_samples(tmp_path / "res" / second.log)
     recorded = [{k: v for k, v in f.runs[-1].to_json().items() if k != "invocation_s"} for f in (first, second, third)]
-    assert aggregate.runs_from_samples(raw, second.log) == recorded  # the mark is recomputed from the checks
+    recomputed = [r.to_json() for r in aggregate.runs_from_samples(raw, second.log)]
+    assert recomputed == recorded  # the mark is recomputed from the checks
 
 
 def test_a_kernel_of_ours_that_misses_the_tolerance_in_the_field_stops_the_record(tmp_path: Path, capsys) -> None:

@@ -156,12 +156,12 @@ def test_a_file_that_is_not_an_object_is_refused() -> None:
 
 def test_read_gives_the_typed_file_of_what_load_gives_and_reads_it_once(tmp_path: Path) -> None:
     path = tmp_path / "nvidia-h200.json"
-    results.write_atomic(path, fake_results.fake_file())
+    results.write_atomic(path, fake_results.typed(fake_results.fake_file()))
     first = results.read(path)
     assert first.to_json() == results.load(path) and results.read(path) is first
     changed = fake_results.fake_file()
     changed["ladder"]["run_id"] = "later"
-    results.write_atomic(path, changed)
+    results.write_atomic(path, fake_results.typed(changed))
     os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 1_000_000_000))
     assert results.read(path).ladder is not None and results.read(path).ladder.run_id == "later"
 

@@ -14,20 +14,20 @@ import pytest
 from test_benchmark import fake
 
 from matmul_bench import baseline, machine
-from matmul_data import replicate, results, versions
+from matmul_data import model, replicate, results, versions
 
 
 def test_a_second_record_adds_a_run_to_each_figure_it_measures_again(tmp_path: Path) -> None:
     for _ in range(3):
         assert fake(tmp_path, "--ladder", "--sweep") == 0
-    data = results.load(tmp_path / "res" / "nvidia-h200.json")
-    assert [len(f["runs"]) for f in replicate.figures(data)] == [3, 3]
-    assert data["ladder"]["replicated"] and data["method"]["verdicts"]["band"] >= replicate.MIN_BAND
-    for figure in replicate.figures(data):
-        for impl, row in figure["rows"].items():
-            for run in figure["runs"]:
-                assert row["ratio_to_cublas"]["low"] <= run["rows"][impl]["ratio_to_cublas"]["median"]
-                assert run["rows"][impl]["ratio_to_cublas"]["median"] <= row["ratio_to_cublas"]["high"]
+    data = results.read(tmp_path / "res" / "nvidia-h200.json")
+    assert [len(f.runs) for f in data.figures] == [3, 3]
+    assert data.ladder is not None and data.ladder.replicated
+    assert data.method.verdicts is not None and data.method.verdicts.band >= replicate.MIN_BAND
+    for figure in data.figures:
+        for impl, row in figure.rows.items():
+            for run in figure.runs:
+                assert row.ratio_to_cublas.low <= run.rows[impl].ratio_to_cublas.median <= row.ratio_to_cublas.high
 
 
 def test_a_run_of_another_rotation_starts_the_figure_anew(tmp_path: Path) -> None:
@@ -58,8 +58,8 @@ def test_a_sweep_figure_started_anew_by_another_cublas_drops_the_kernel_the_old_
     assert fake(tmp_path, *argv) == 0
     old, new = results.load(old_path), results.load(new_path)
     old["software"]["cublas"], new["software"]["cublas"] = "13.1.0.3", "13.2.0.1"
-    (figure,) = replicate.merge_file(old, new)["sweep"]
-    assert len(figure["runs"]) == 1 and "cublas_kernel" not in figure
+    (figure,) = replicate.merge_file(model.Results.from_json(old), model.Results.from_json(new)).sweep
+    assert len(figure.runs) == 1 and figure.cublas_kernel is None
 
 
 def test_validation_fails_when_one_run_s_median_leaves_the_merged_interval(tmp_path: Path) -> None:
@@ -78,7 +78,7 @@ def test_the_recorded_file_holds_every_run_s_median_inside_its_figure_s_interval
     data = results.load_default()
     assert data is not None
     results.validate(data)  # the containment check is part of the schema (see the test above)
-    checked = sum(len(f["runs"]) * len(f["rows"]) for f in replicate.figures(data))
+    checked = sum(len(f.runs) * len(f.rows) for f in model.Results.from_json(data).figures)
     assert checked > 0
 
 
@@ -89,7 +89,8 @@ def test_a_file_without_the_field_section_remerges_to_the_same_bytes(tmp_path: P
     old = {key: value for key, value in recorded.items() if key != "field"}  # as written before the field existed
     committed = results.load_default()
     for data in (old, copy.deepcopy(committed)):
-        assert json.dumps(replicate.remerge(data), indent=2) == json.dumps(data, indent=2)
+        remerged = replicate.remerge(model.Results.from_json(data)).to_json()
+        assert json.dumps(remerged, indent=2) == json.dumps(data, indent=2)
 
 
 @pytest.mark.parametrize(
@@ -104,14 +105,15 @@ def test_a_file_without_the_field_section_remerges_to_the_same_bytes(tmp_path: P
 )
 def test_a_step_pays_or_costs_only_outside_the_band(low: float, high: float, word: str) -> None:
     interval = {"median": (low + high) / 2, "low": low, "high": high}
-    assert replicate.verdict(interval, 0.01) == {"verdict": word, "band": 0.01}
+    judged = replicate.verdict(model.Interval.of(**interval), 0.01)
+    assert judged.to_json() == interval | {"verdict": word, "band": 0.01}
 
 
 def test_the_bonferroni_level_tightens_with_the_number_of_verdicts() -> None:
     data = results.load_default()
     assert data is not None
     count = data["method"]["verdicts"]["count"]
-    assert count == replicate.verdict_count(data) > 10
+    assert count == replicate.verdict_count(model.Results.from_json(data)) > 10
     assert data["method"]["verdicts"]["confidence_each"] == pytest.approx(1 - 0.05 / count)
 
 
@@ -137,7 +139,7 @@ def test_a_clock_reading_counts_only_inside_a_timed_kernel() -> None:
 
 
 def test_an_efficiency_above_the_peak_at_the_sampled_clock_marks_the_row_suspect() -> None:
-    shape = {"m": 8192, "n": 8192, "k": 8192}
+    shape = model.Shape.of(m=8192, n=8192, k=8192)
     # cuBLAS at 663 TFLOPS "at 1965 MHz" (62% of that clock's peak) and a row above the peak are both suspect.
     assert replicate.is_suspect("cublas", shape, replicate.efficiency(663.0, 1965.0, 132))
     assert replicate.is_suspect("v0", shape, replicate.efficiency(700.0, 1200.0, 132))
@@ -158,6 +160,6 @@ def test_a_record_from_a_dirty_tree_goes_to_a_draft_the_site_does_not_show(tmp_p
 
 def test_each_run_carries_how_long_its_invocation_took(tmp_path: Path) -> None:
     assert fake(tmp_path, "--ladder", "--sweep") == 0
-    data = results.load(tmp_path / "res" / "nvidia-h200.json")
-    spent = {run["invocation_s"] for figure in replicate.figures(data) for run in figure["runs"]}
+    data = results.read(tmp_path / "res" / "nvidia-h200.json")
+    spent = {run.invocation_s for figure in data.figures for run in figure.runs}
     assert len(spent) == 1 and spent.pop() > 0  # one invocation: one measured duration, on each of its runs

@@ -51,7 +51,7 @@ def test_results_file_follows_the_environment_variable(tmp_path: Path, monkeypat
     path = tmp_path / "other.json"
     monkeypatch.setenv(paths.ENV_RESULTS, str(path))
     assert results.load_default() is None  # named but absent: "not measured yet"
-    results.write_atomic(path, fake_results.fake_file())
+    results.write_atomic(path, fake_results.typed(fake_results.fake_file()))
     assert results.load_default() == fake_results.fake_file()
 
 
@@ -61,7 +61,7 @@ def test_results_file_follows_the_environment_variable(tmp_path: Path, monkeypat
 def test_the_fake_file_is_valid_and_round_trips_through_a_file(tmp_path: Path) -> None:
     data = fake_results.fake_file()
     path = tmp_path / "nvidia-h200.json"
-    results.write_atomic(path, data)
+    results.write_atomic(path, fake_results.typed(data))
     assert results.load(path) == data
 
 
@@ -125,7 +125,7 @@ def test_a_file_from_before_the_field_section_still_validates_and_reads_as_no_fi
     assert "field" not in data
     results.validate(data)
     assert results.field_runs(fake_results.typed(data)) == []
-    assert results.figures(data) == [data["ladder"], *data["sweep"], *data["steps"]]
+    assert [f.to_json() for f in fake_results.typed(data).figures] == [data["ladder"], *data["sweep"], *data["steps"]]
 
 
 def test_the_field_section_is_validated_like_the_sweep_with_its_shape_s_labels() -> None:
@@ -194,18 +194,20 @@ def test_peak_at_the_boost_clock_is_the_published_dense_fp16_peak() -> None:
 # --- merging ---
 
 
-def test_merge_into_nothing_is_a_copy_of_the_new_file() -> None:
+def merge_dicts(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """results.merge of two files given as dicts (the fakes'), as the dict it writes."""
+    return results.merge(fake_results.typed(old), fake_results.typed(new)).to_json()
+
+
+def test_merge_into_nothing_is_the_new_file() -> None:
     new = fake_results.fake_file()
-    merged = results.merge(None, new)
-    assert merged == new and merged is not new
-    merged["ladder"]["rows"]["v0"]["latency_ms"] = 9.9
-    assert new["ladder"]["rows"]["v0"]["latency_ms"] != 9.9
+    assert results.merge(None, fake_results.typed(new)).to_json() == new
 
 
 def test_a_new_ladder_replaces_the_old_one_whole() -> None:
     old = fake_results.fake_file()
     new = fake_results.provenance() | {"ladder": fake_results.fake_ladder(("v0", "v1"))}
-    merged = results.merge(old, new)
+    merged = merge_dicts(old, new)
     assert set(merged["ladder"]["rows"]) == {"v0", "v1", "cublas"}  # never stitched from two sessions
     assert merged["sweep"] == old["sweep"] and merged["steps"] == old["steps"]
 
@@ -214,7 +216,7 @@ def test_a_file_without_a_ladder_keeps_the_old_ladder_and_takes_the_new_provenan
     old = fake_results.fake_file()
     new = fake_results.provenance() | {"sweep": fake_results.fake_sweep(((1024, 1024, 1024),))}
     new["software"]["torch"] = "2.12.0+cu130"
-    merged = results.merge(old, new)
+    merged = merge_dicts(old, new)
     assert merged["ladder"] == old["ladder"]
     assert merged["software"]["torch"] == "2.12.0+cu130"
     assert [r["shape"]["m"] for r in merged["sweep"]] == [2048, 4096, 8192, 1024]  # the new shape appended
@@ -227,7 +229,7 @@ def test_sweep_runs_are_replaced_by_shape_and_steps_runs_by_after_title_and_shap
     steps = fake_results.fake_steps()
     steps[0]["run_id"] = "new"
     other = copy.deepcopy(steps[0]) | {"title": "another attempt"}
-    merged = results.merge(old, fake_results.provenance() | {"sweep": sweep, "steps": [*steps, other]})
+    merged = merge_dicts(old, fake_results.provenance() | {"sweep": sweep, "steps": [*steps, other]})
     assert [r["run_id"] for r in merged["sweep"]] == [fake_results.RUN_ID, "new", fake_results.RUN_ID]
     assert [(r["title"], r["run_id"]) for r in merged["steps"]] == [
         (fake_results.STEPS_TITLE, "new"),
@@ -238,19 +240,19 @@ def test_sweep_runs_are_replaced_by_shape_and_steps_runs_by_after_title_and_shap
 
 def test_field_runs_are_replaced_by_shape_and_a_file_without_the_section_stays_without_it() -> None:
     old = fake_results.fake_file()
-    assert "field" not in results.merge(old, fake_results.provenance() | {"sweep": [], "steps": []})
-    first = results.merge(old, fake_results.provenance() | {"field": [field_figure((4096, 4096, 5000))]})
+    assert "field" not in merge_dicts(old, fake_results.provenance() | {"sweep": [], "steps": []})
+    first = merge_dicts(old, fake_results.provenance() | {"field": [field_figure((4096, 4096, 5000))]})
     again = field_figure((4096, 4096, 5000), name="newer")
-    merged = results.merge(first, fake_results.provenance() | {"field": [again, field_figure((8, 8, 8))]})
+    merged = merge_dicts(first, fake_results.provenance() | {"field": [again, field_figure((8, 8, 8))]})
     assert [f["field"]["name"] for f in merged["field"]] == ["newer", "made up"] and merged["sweep"] == old["sweep"]
 
 
 def test_merge_refuses_another_gpu_and_a_kept_ladder_of_another_problem() -> None:
     old = fake_results.fake_file()
     with pytest.raises(results.ResultsError, match="one file per GPU model"):
-        results.merge(old, fake_results.provenance("NVIDIA H100 80GB HBM3"))
+        merge_dicts(old, fake_results.provenance("NVIDIA H100 80GB HBM3"))
     with pytest.raises(results.ResultsError, match="another problem size"):
-        results.merge(old, fake_results.provenance(shape=(4096, 4096, 4096)))
+        merge_dicts(old, fake_results.provenance(shape=(4096, 4096, 4096)))
 
 
 # --- atomic writes ---
@@ -258,12 +260,12 @@ def test_merge_refuses_another_gpu_and_a_kept_ladder_of_another_problem() -> Non
 
 def test_invalid_data_is_not_written_and_the_old_file_stays(tmp_path: Path) -> None:
     path = tmp_path / "r.json"
-    results.write_atomic(path, fake_results.fake_file())
+    results.write_atomic(path, fake_results.typed(fake_results.fake_file()))
     before = path.read_bytes()
     bad = fake_results.fake_file()
     bad["ladder"]["rows"]["v2"]["tflops"] *= 2
     with pytest.raises(results.ResultsError, match=r"refusing to write invalid results.*ladder\.rows\.v2\.tflops"):
-        results.write_atomic(path, bad)
+        results.write_atomic(path, fake_results.typed(bad))
     assert path.read_bytes() == before
     assert os.listdir(tmp_path) == ["r.json"]
 
@@ -272,7 +274,7 @@ def test_a_crash_while_writing_leaves_the_old_file_whole_and_no_temp_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = tmp_path / "r.json"
-    results.write_atomic(path, fake_results.fake_file())
+    results.write_atomic(path, fake_results.typed(fake_results.fake_file()))
     before = path.read_bytes()
 
     def crash(*args: Any, **kwargs: Any) -> None:
@@ -280,14 +282,14 @@ def test_a_crash_while_writing_leaves_the_old_file_whole_and_no_temp_file(
 
     monkeypatch.setattr(results.os, "fsync", crash)  # with the temporary file half written
     with pytest.raises(OSError, match="disk full"):
-        results.write_atomic(path, fake_results.fake_file())
+        results.write_atomic(path, fake_results.typed(fake_results.fake_file()))
     assert path.read_bytes() == before
     assert os.listdir(tmp_path) == ["r.json"]
 
 
 def test_write_atomic_creates_the_directory_and_a_world_readable_file(tmp_path: Path) -> None:
     path = tmp_path / "new" / "r.json"
-    results.write_atomic(path, fake_results.fake_file())
+    results.write_atomic(path, fake_results.typed(fake_results.fake_file()))
     assert path.stat().st_mode & 0o777 == 0o644
 
 

@@ -235,7 +235,7 @@ def test_runner_records_nothing_when_the_child_gave_no_outcome() -> None:
 
 def test_runner_merges_an_outcome_into_the_file_and_refuses_another_gpu(tmp_path: Path) -> None:
     out = tmp_path / "r.json"
-    results.write_atomic(out, fake_results.provenance())
+    results.write_atomic(out, fake_results.typed(fake_results.provenance()))
     record = runner.classify(_job(), [_check()] * 5 + [{"event": "done"}], None, [], 0).record
     assert record is not None
     runner.record_outcome(out, record | STAMP | {"device": "NVIDIA H200"})
@@ -251,11 +251,12 @@ def test_results_accept_a_tryit_section_and_merge_it_by_version_and_edit() -> No
     data = fake_results.provenance() | {"tryit": fake_results.fake_tryit()}
     results.validate(data)
     replaced = copy.deepcopy(data["tryit"][0]) | {"run_id": "later"}
-    merged = results.merge(data, fake_results.provenance() | {"tryit": [replaced]})
-    assert [e["run_id"] for e in merged["tryit"]][0] == "later" and len(merged["tryit"]) == len(data["tryit"])
+    typed = fake_results.typed
+    merged = results.merge(typed(data), typed(fake_results.provenance() | {"tryit": [replaced]}))
+    assert [e.run_id for e in merged.tryit][0] == "later" and len(merged.tryit) == len(data["tryit"])
     # A benchmark run (no tryit section) keeps the recorded outcomes.
-    assert results.merge(data, fake_results.provenance())["tryit"] == data["tryit"]
-    assert "tryit" not in results.merge(None, fake_results.provenance())
+    assert results.merge(typed(data), typed(fake_results.provenance())).to_json()["tryit"] == data["tryit"]
+    assert "tryit" not in results.merge(None, typed(fake_results.provenance())).to_json()
 
 
 @pytest.mark.parametrize(

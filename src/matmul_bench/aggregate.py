@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 from matmul_bench.plan import RunSpec
-from matmul_data import results, stats
+from matmul_data import model, results, stats
 
 CUBLAS = results.CUBLAS
 
@@ -24,65 +24,70 @@ def paired(per_process: Sequence[dict[str, Any]], over: str, impl: str) -> list[
 
 
 def make_row(spec: RunSpec, impl: str, per_process: Sequence[dict[str, Any]],
-             counters: dict[str, Any] | None) -> dict[str, Any]:  # fmt: skip
+             counters: dict[str, Any] | None) -> model.Row:  # fmt: skip
     """One row: latency from every (process, round) sample, ratios paired within each round."""
     latency = float(statistics.median(pooled(per_process, "samples", impl)))
     clocks, power, busy = (stats.median_of(pooled(per_process, key, impl)) for key in ("clocks", "power", "busy"))
     title = next(i.title for i in spec.impls if i.name == impl) or per_process[0].get("titles", {}).get(impl)
     to_cublas = paired(per_process, CUBLAS, impl)  # the per-round samples are what runs merge from
-    row: dict[str, Any] = {"latency_ms": latency, "tflops": results.tflops(*spec.shape, latency),
-                           "ratio_to_cublas": stats.interval(to_cublas), "sm_clock_mhz": clocks, "power_w": power,
-                           "busy": busy, "config": dict(per_process[0]["configs"].get(impl) or {}), "title": title,
-                           "samples": {"ratio_to_cublas": [[round(x, 6) for x in g] for g in to_cublas]}}  # fmt: skip
+    values = {"latency_ms": latency, "tflops": results.tflops(*spec.shape, latency),
+              "ratio_to_cublas": model.Interval.of(**stats.interval(to_cublas)), "sm_clock_mhz": clocks,
+              "power_w": power, "busy": busy, "config": dict(per_process[0]["configs"].get(impl) or {}),
+              "title": title, "samples": model.Samples.of(ratio_to_cublas=rounded(to_cublas))}  # fmt: skip
     over = spec.step_over.get(impl)
     if over is not None:
         to_over = paired(per_process, over, impl)
-        row["step"] = {"over": over, **stats.interval(to_over)}
-        row["samples"]["step"] = [[round(x, 6) for x in g] for g in to_over]
+        values["step"] = model.Interval.of(over=over, **stats.interval(to_over))
+        values["samples"] = values["samples"].put(step=rounded(to_over))
     if spec.section == "ladder" or counters:  # the ladder always has the key; a steps run when profiled
-        row["counters"] = (counters or {}).get(impl)
+        found = (counters or {}).get(impl)  # ncu's answer for this row, null where it measured none
+        values["counters"] = None if found is None else model.Counters.from_json(found)
     if spec.section == "steps" and impl != CUBLAS:
-        row["kept"] = bool(spec.kept.get(impl, False))
+        values["kept"] = bool(spec.kept.get(impl, False))
     checks = [c for p in per_process for c in (p.get("checks") or {}).get(impl, [])]
     if any(not c["ok"] for c in checks):  # only the baseline is timed when wrong (worker.py): marked inexact
-        row["wrong_elements"] = max((c["bad"] for c in checks if tuple(c["shape"]) == spec.shape), default=0)
-    return row
+        values["wrong_elements"] = max((c["bad"] for c in checks if tuple(c["shape"]) == spec.shape), default=0)
+    return model.Row.of(**values)
+
+
+def rounded(groups: list[list[float]]) -> tuple[tuple[float, ...], ...]:
+    """Per-round ratios as the file keeps them, to six decimals."""
+    return tuple(tuple(round(x, 6) for x in g) for g in groups)
 
 
 def make_run(spec: RunSpec, per_process: Sequence[dict[str, Any]], *, run_id: str, date: str, git_commit: str,
              warmup_s: float, repeats: int, log: str | None,
-             counters: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
+             counters: dict[str, Any] | None = None) -> model.Run:  # fmt: skip
     """The results file's run of one RunSpec; a peer some process could not run is in ``peers_missing``, no row."""
-    missing: dict[str, dict[str, Any]] = {}
+    missing: dict[str, model.PeerMissing] = {}
     for p in per_process:
         for name, entry in (p.get("missing") or {}).items():
-            missing.setdefault(name, dict(entry))
+            missing.setdefault(name, model.PeerMissing.from_json(entry, f"missing.{name}"))
     spec = replace(spec, impls=tuple(i for i in spec.impls if i.name not in missing))
     rounds = {len(p["samples"][i.name]) for p in per_process for i in spec.impls}
     if len(rounds) != 1 or 0 in rounds:
         raise ValueError(f"{spec.name}: every impl needs the same number of rounds in every process, got {rounds}")
     m, n, k = spec.shape
-    run: dict[str, Any] = {"run_id": run_id, "date": date, "git_commit": git_commit, "shape": {"m": m, "n": n, "k": k},
-                           "rounds": rounds.pop(), "processes": len(per_process), "warmup_s": warmup_s,
-                           "repeats": repeats, "log": log, "method": results.METHOD_VERSION,
-                           "rows": {i.name: make_row(spec, i.name, per_process, counters)
-                                    for i in spec.impls}}  # fmt: skip
+    values = {"run_id": run_id, "date": date, "git_commit": git_commit, "shape": model.Shape.of(m=m, n=n, k=k),
+              "rounds": rounds.pop(), "processes": len(per_process), "warmup_s": warmup_s, "repeats": repeats,
+              "log": log, "method": results.METHOD_VERSION,
+              "rows": {i.name: make_row(spec, i.name, per_process, counters) for i in spec.impls}}  # fmt: skip
     if spec.section == "steps":
-        run["after"], run["title"] = spec.after, spec.title
+        values["after"], values["title"] = spec.after, spec.title
     if spec.field_info is not None:
-        run["field"] = dict(spec.field_info)
+        values["field"] = model.FieldInfo.from_json(spec.field_info)
     if missing:
-        run["peers_missing"] = missing
-    return run
+        values["peers_missing"] = missing
+    return model.Run.of(**values)
 
 
-def as_figure(run: dict[str, Any]) -> dict[str, Any]:
+def as_figure(run: model.Run) -> model.Figure:
     """A new figure holding one run; :func:`matmul_data.replicate.remerge` gives it its merged rows."""
     keys = ("run_id", "date", "git_commit", "shape", "rounds", "processes", "after", "title", "field", "peers_missing")
-    return {**{key: run[key] for key in keys if key in run}, "rows": run["rows"], "runs": [run]}
+    return model.Figure.of(**{key: getattr(run, key) for key in keys if run.has(key)}, rows=run.rows, runs=(run,))
 
 
-def runs_from_samples(data: dict[str, Any], log: str | None) -> list[dict[str, Any]]:
+def runs_from_samples(data: dict[str, Any], log: str | None) -> list[model.Run]:
     """Every run of a raw-sample file recomputed: the numbers the results file got (``log``: the file's path)."""
     settings = data["settings"]
     return [make_run(RunSpec.from_json(entry["spec"]), entry["processes"], run_id=data["run_id"], date=data["date"],

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from matmul_bench.plan import SWEEP_SHAPES
-from matmul_data import results
+from matmul_data import model, results
 from matmul_data.field import FIELD
 
 NVJET = re.compile(r"nvjet_sm90_\w+?_(\d+)x(\d+)_(\d+)x(\d+)_(\d+)x(\d+)")
@@ -44,13 +44,19 @@ def busiest_kernel(call: Callable[[], Any], warmup: int = 3, calls: int = 5) -> 
 def record(results_path: Path, found: dict[str, dict[str, Any]]) -> int:
     """Each sweep and field figure of the file gains ``cublas_kernel`` for its shape (written atomically); how many
     did."""
-    data = results.load(results_path)
+    data = results.read(results_path, fresh=True)
     count = 0
-    for figure in (*data.get("sweep", []), *data.get("field", [])):
-        key = "x".join(str(figure["shape"][d]) for d in ("m", "n", "k"))
-        if key in found:
-            figure["cublas_kernel"] = {"name": found[key]["kernel"], "decoded": decode(found[key]["kernel"])}
-            count += 1
+    for section in (s for s in ("sweep", "field") if data.has(s)):
+        figures = []
+        for figure in getattr(data, section):
+            key = "x".join(map(str, figure.shape.mnk))
+            if key in found:
+                decoded = decode(found[key]["kernel"])
+                kernel = model.CublasKernel.of(name=found[key]["kernel"],
+                                               decoded=decoded and model.DecodedKernel.from_json(decoded))  # fmt: skip
+                figure, count = figure.put(cublas_kernel=kernel), count + 1
+            figures.append(figure)
+        data = data.put(**{section: tuple(figures)})
     results.write_atomic(results_path, data)
     return count
 

@@ -50,9 +50,8 @@ def measured_text() -> str:
     from matmul_data import paths, results  # torch- and numpy-free: `plan` runs on a bare install
 
     path = paths.results_file()
-    figures = results.figures(results.load(path)) if path is not None else []
-    took = sorted({run["run_id"]: run["invocation_s"] for f in figures for run in f["runs"] if run.get("invocation_s")}
-                  .items())  # fmt: skip
+    figures = results.read(path).figures if path is not None else []
+    took = sorted({run.run_id: run.invocation_s for f in figures for run in f.runs if run.invocation_s}.items())
     if not took:
         return "  measured: no recorded invocation says how long it took"
     newest = ", ".join(f"{run_id} {seconds:.0f} s" for run_id, seconds in took[-3:])

@@ -25,7 +25,7 @@ from matmul_bench.plan import (
     process_estimate,
     shape_text,
 )
-from matmul_data import paths, replicate, results
+from matmul_data import model, paths, replicate, results
 
 DRAFT_DIR = paths.BUILD_DIR / "draft"  # a record from a tree that is not a clean commit goes here
 SAMPLES = "samples"  # the raw samples of a run: <results folder>/samples/<run_id>.json.gz
@@ -80,10 +80,10 @@ def build_and_check(plan: Plan) -> Plan:
     return replace(plan, runs=tuple(replace(r, impls=tuple(pin(i, r.shape) for i in r.impls)) for r in plan.runs))
 
 
-def method(plan: Plan) -> dict[str, Any]:
+def method(plan: Plan) -> model.Method:
     """The results file's description of how it was measured."""
     s = plan.settings
-    return {
+    return model.Method.of(**{
         "timer": "CUDA events around each call (torch.cuda.Event), after a check against a float64 reference "
         "with C poisoned by NaN at the timed shape",
         "warmup_s": s.warmup_s,
@@ -105,32 +105,28 @@ def method(plan: Plan) -> dict[str, Any]:
         "null where none counted",
         "configs": "autotuned by Tilus at each shape" if plan.autotune
         else "pinned to those tuned at 8192^3 (each kernel file's TUNED)",
-    }  # fmt: skip
+    })  # fmt: skip
 
 
 def document(plan: Plan, probe: dict[str, Any], section: str | None = None,
-             runs: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:  # fmt: skip
+             runs: Sequence[model.Run] = ()) -> model.Results:  # fmt: skip
     """A results file holding one section's new runs (or none), with this machine's provenance."""
     m, n, k = BENCH_SHAPE
-    figures = [aggregate.as_figure(run) for run in runs]
-    doc: dict[str, Any] = {"schema": results.SCHEMA_VERSION, "gpu": machine.gpu_record(probe["device"]),
-                           "software": probe["software"], "method": method(plan),
-                           "problem": {"m": m, "n": n, "k": k, "dtype": "float16", "accumulate": "float32"},
-                           **{s: figures if section == s else [] for s in results.SECTIONS}}  # fmt: skip
-    if section == "ladder" and figures:
-        doc["ladder"] = figures[0]
-    return doc
+    figures = tuple(aggregate.as_figure(run) for run in runs)
+    problem = model.Problem.of(m=m, n=n, k=k, dtype="float16", accumulate="float32")
+    doc = model.Results.of(schema=results.SCHEMA_VERSION, gpu=model.Gpu.from_json(machine.gpu_record(probe["device"])),
+                           software=model.Software.from_json(probe["software"]), method=method(plan), problem=problem,
+                           **{s: figures if section == s else () for s in results.SECTIONS})  # fmt: skip
+    return doc.put(ladder=figures[0]) if section == "ladder" and figures else doc
 
 
-def merged_with(existing: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
+def merged_with(existing: model.Results | None, new: model.Results) -> model.Results:
     """The new runs joined to their figures, keeping the notes on earlier runs that are still there."""
     merged = replicate.merge_file(existing, new)
-    notes = ((existing or {}).get("method") or {}).get("earlier_runs") or {}
-    kept_ids = {run["run_id"] for figure in replicate.figures(merged) for run in figure["runs"]}
+    notes = (existing.method.earlier_runs if existing is not None else None) or {}
+    kept_ids = {run.run_id for figure in merged.figures for run in figure.runs}
     kept = {run_id: note for run_id, note in notes.items() if run_id in kept_ids}
-    if kept:
-        merged["method"]["earlier_runs"] = kept
-    return merged
+    return merged.put(method=merged.method.put(earlier_runs=kept)) if kept else merged
 
 
 def read_samples(path: Path) -> dict[str, Any]:
@@ -139,26 +135,26 @@ def read_samples(path: Path) -> dict[str, Any]:
         return json.load(f)
 
 
-def format_table(runs: Sequence[dict[str, Any]]) -> str:
+def format_table(runs: Sequence[model.Run]) -> str:
     """The recorded runs as text: latency, TFLOPS, ratio to cuBLAS and step with their intervals, SM clock."""
     lines = []
     for run in runs:
-        lines.append(f"{run.get('title') or ''} {shape_text([run['shape'][d] for d in 'mnk'])}".strip())
+        lines.append(f"{run.title or ''} {shape_text(run.shape.mnk)}".strip())
         lines.append(f"  {'impl':<24} {'ms':>8} {'TFLOPS':>7} {'x cuBLAS [95%]':>22} {'step [95%]':>24} {'MHz':>6}")
-        for name, row in run["rows"].items():
-            ratio, step = (f"{r['median']:.3f} [{r['low']:.3f},{r['high']:.3f}]" if r else ""
-                           for r in (row["ratio_to_cublas"], row.get("step")))  # fmt: skip
-            mhz = f"{row['sm_clock_mhz']:.0f}" if row.get("sm_clock_mhz") else "-"
-            lines += [f"  {name:<24} {row['latency_ms']:>8.3f} {row['tflops']:>7.1f} {ratio:>22} {step:>24} {mhz:>6}"]
-        lines += [f"  {name:<24} not run here: {missing_text(e)}" for name, e in run.get("peers_missing", {}).items()]
-        lines += [f"  {name:<24} inexact: {row['wrong_elements']} elements outside tolerance, timed as the baseline"
-                  for name, row in run["rows"].items() if "wrong_elements" in row]  # fmt: skip
+        for name, row in run.rows.items():
+            ratio, step = (f"{r.median:.3f} [{r.low:.3f},{r.high:.3f}]" if r else ""
+                           for r in (row.ratio_to_cublas, row.step))  # fmt: skip
+            mhz = f"{row.sm_clock_mhz:.0f}" if row.sm_clock_mhz else "-"
+            lines += [f"  {name:<24} {row.latency_ms:>8.3f} {row.tflops:>7.1f} {ratio:>22} {step:>24} {mhz:>6}"]
+        lines += [f"  {name:<24} not run here: {missing_text(e)}" for name, e in (run.peers_missing or {}).items()]
+        lines += [f"  {name:<24} inexact: {row.wrong_elements} elements outside tolerance, timed as the baseline"
+                  for name, row in run.rows.items() if row.wrong_elements is not None]  # fmt: skip
     return "\n".join(lines)
 
 
-def missing_text(entry: dict[str, Any]) -> str:
+def missing_text(entry: model.PeerMissing) -> str:
     """A missing peer's version and error."""
-    return f"{entry['version'] or 'not installed'}; {entry['error']}"
+    return f"{entry.version or 'not installed'}; {entry.error}"
 
 
 def run_plan(plan: Plan) -> int:
@@ -175,7 +171,7 @@ def run_plan(plan: Plan) -> int:
         out = DRAFT_DIR / out.name
         say(f"the tree is not a clean commit ({commit}): this run goes to {out}, a draft the site does not show")
     try:
-        data = results.load(out) if out.exists() else None
+        data = results.read(out, fresh=True) if out.exists() else None
         results.merge(data, document(plan, probe))  # another GPU's file: refused before measuring
     except results.ResultsError as exc:
         raise BenchmarkError(f"{exc}\n(the file was left as it is; fix or move it, or pass --out)") from exc
@@ -186,7 +182,7 @@ def run_plan(plan: Plan) -> int:
     if plan.backend == "cuda":  # the fake GPU builds nothing
         say("build and check every kernel")
         plan = build_and_check(plan)
-    recorded: list[dict[str, Any]] = []
+    recorded: list[model.Run] = []
     for section in plan.sections():
         specs, answers = plan.section_runs(section), []
         timeout_s = max(TIMEOUT_S, 2.0 * process_estimate(plan, section))  # the field with peers: ~45 min
@@ -199,11 +195,11 @@ def run_plan(plan: Plan) -> int:
         samples["runs"] += raw
         runs = aggregate.runs_from_samples({**samples, "runs": raw}, log_rel)  # what the raw samples give, exactly
         for spec, run in zip(specs, runs, strict=True):
-            if run["rows"][results.CUBLAS].get("wrong_elements") is not None:
+            if run.rows[results.CUBLAS].wrong_elements is not None:
                 say(f"{section}: cuBLAS failed its float64 check at {shape_text(spec.shape)} ("
-                    f"{run['rows'][results.CUBLAS]['wrong_elements']} elements outside tolerance there): timed as the "
+                    f"{run.rows[results.CUBLAS].wrong_elements} elements outside tolerance there): timed as the "
                     "baseline all the same, its row marked with wrong_elements")  # fmt: skip
-            for name, entry in run.get("peers_missing", {}).items():
+            for name, entry in (run.peers_missing or {}).items():
                 say(f"{section}: {name} could not run at {shape_text(spec.shape)}, recorded in peers_missing and "
                     f"left out: {missing_text(entry)}")  # fmt: skip
         data = merged_with(data, document(plan, probe, section, runs))
@@ -214,8 +210,8 @@ def run_plan(plan: Plan) -> int:
         say(f"{section}: recorded in {out} (raw samples: {out.parent / log_rel})")
     if data is not None:  # every run of this invocation learns how long the whole invocation took
         elapsed = round((machine.utc_now() - started).total_seconds(), 1)
-        for run in (run for figure in replicate.figures(data) for run in figure["runs"] if run["run_id"] == run_id):
-            run["invocation_s"] = elapsed
+        data = results.map_figures(data, lambda figure: figure.put(runs=tuple(
+            run.put(invocation_s=elapsed) if run.run_id == run_id else run for run in figure.runs)))  # fmt: skip
         results.write_atomic(out, data)
         say(f"took {elapsed:.0f} s in all")
     print(format_table(recorded))

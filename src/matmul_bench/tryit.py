@@ -25,7 +25,7 @@ from typing import Any
 
 from matmul_bench import kernels, machine
 from matmul_bench.plan import UsageError
-from matmul_data import results, versions
+from matmul_data import model, results, versions
 
 SPEC_FILE = kernels.SPECS_DIR / "tryit.py"
 MARK = "@@tryit "
@@ -238,12 +238,12 @@ def classify(job: Job, events: list[dict[str, Any]], timed_out: str | None, tail
 
 def record_outcome(out: Path, record: dict[str, Any]) -> None:
     """Merge one outcome into the results file (validated, atomic); ResultsError if the GPU is another model."""
-    data = results.load(out)
+    data = results.read(out, fresh=True)
     device = record.pop("device", None)
-    if device is not None and device != data["gpu"]["name"]:
-        raise results.ResultsError(f"{out} holds results of {data['gpu']['name']!r}, not of this {device!r}")
-    data["tryit"] = results.merge_entries(data.get("tryit", []), [record], results.tryit_key)
-    results.write_atomic(out, data)
+    if device is not None and device != data.gpu.name:
+        raise results.ResultsError(f"{out} holds results of {data.gpu.name!r}, not of this {device!r}")
+    entry = model.TryIt.from_json(record, "tryit")
+    results.write_atomic(out, data.put(tryit=results.merge_entries(data.tryit, [entry], results.tryit_key)))
 
 
 def main(argv: Sequence[str]) -> int:

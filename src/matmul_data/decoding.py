@@ -139,12 +139,30 @@ class Model:
             raise invalid(_path(where, unknown), f"is not a key of {cls.__name__} (matmul_data.model)", data[unknown])
         return cls(key_order=tuple(data), **values)
 
-    def to_json(self) -> dict[str, Any]:
-        """The object as the file holds it: the keys it was read with, in their order, then any set since."""
+    @classmethod
+    def of(cls, **values: Any) -> Self:
+        """An object made in code that writes exactly the keys given (a null one too), in the order given."""
+        return cls(key_order=tuple(values), **values)
+
+    def keys(self) -> list[str]:
+        """The keys it writes: those it was read or made with, in their order, then any set since."""
         specs = _specs(type(self))
         names = [*self.key_order]
-        names += [n for n, s in specs.items() if n not in names and not (s.absent and getattr(self, n) == s.default)]
-        return {name: _encode(getattr(self, name)) for name in names}
+        return names + [n for n, s in specs.items()
+                        if n not in names and not (s.absent and getattr(self, n) == s.default)]  # fmt: skip
+
+    def has(self, name: str) -> bool:
+        """Whether it writes the key ``name`` (as a dict holds a key, null or not)."""
+        return name in self.keys()
+
+    def put(self, **changes: Any) -> Self:
+        """A copy with these values: a key it writes keeps its place, a new one goes last (as in a dict)."""
+        names = self.keys()
+        return dataclasses.replace(self, key_order=(*names, *(n for n in changes if n not in names)), **changes)
+
+    def to_json(self) -> dict[str, Any]:
+        """The object as the file holds it: the keys it was read with, in their order, then any set since."""
+        return {name: _encode(getattr(self, name)) for name in self.keys()}
 
 
 @functools.cache

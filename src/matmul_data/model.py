@@ -177,9 +177,9 @@ class Row(Model):
     step: Interval | None = optional()
     counters: Counters | None = optional()
     kept: bool | None = key(FLAG, absent=True)  # steps only, not cuBLAS
+    wrong_elements: int | None = key(COUNT0, absent=True)  # cuBLAS only: it failed its float64 check
     efficiency: float | None = optional(POSITIVE)  # figures: TFLOPS over the peak at the sampled clock
     suspect: bool | None = key(FLAG, absent=True)  # figures: that efficiency is implausible
-    wrong_elements: int | None = key(COUNT0, absent=True)  # cuBLAS only: it failed its float64 check
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

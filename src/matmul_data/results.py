@@ -65,14 +65,14 @@ against it, and that derived numbers agree with what they come from.
 from __future__ import annotations
 
 import contextlib
-import copy
 import functools
 import json
 import os
 import re
 import tempfile
+from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from matmul_data import hopper, model, paths, schema, stats
 from matmul_data.schema import ResultsError, run_key, tryit_key, validate
@@ -81,6 +81,7 @@ from matmul_data.schema import ResultsError, run_key, tryit_key, validate
 CUBLAS, SCHEMA_VERSION, TRYIT_TITLE_PREFIX = schema.CUBLAS, schema.SCHEMA_VERSION, schema.TRYIT_TITLE_PREFIX
 SECTIONS = schema.SECTIONS  # the lists of figures beside the ladder: "sweep", "steps", "field"
 tflops = schema.tflops
+T = TypeVar("T")
 
 
 def slug(gpu_name: str) -> str:
@@ -124,11 +125,11 @@ def load(path: Path) -> dict[str, Any]:
     return data
 
 
-def read(path: Path) -> model.Results:
+def read(path: Path, *, fresh: bool = False) -> model.Results:
     """Read and validate a results file as typed objects (:mod:`matmul_data.model`); read once per path, mtime and
-    size, so every caller shares the same frozen objects."""
+    size, so every caller shares the same frozen objects (``fresh``: read it anew, as a writer does)."""
     path = Path(path)
-    if not path.is_file():
+    if fresh or not path.is_file():
         return _decode(path, _read_json(path))  # the error that says how to create one
     stat = path.stat()
     return _read_cached(str(path.resolve()), stat.st_mtime_ns, stat.st_size)
@@ -172,43 +173,54 @@ def _load_cached(path: str, mtime_ns: int, size: int) -> dict[str, Any]:
     return load(Path(path))
 
 
-def merge(existing: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
+def merge(existing: model.Results | None, new: model.Results) -> model.Results:
     """Fold a new run into an existing file: provenance (gpu, software, method) from the new file; a new ladder
     replaces the old one whole (one session, never stitched from two); sweep and field runs are replaced by shape,
     steps runs by (after, title, shape) and try-it outcomes by (version, name); what the new file did not measure is
     kept, and a list neither file has stays absent."""
-    merged = copy.deepcopy(new)
     if existing is None:
-        return merged
-    old_gpu, new_gpu = existing.get("gpu", {}).get("name"), new.get("gpu", {}).get("name")
-    if old_gpu != new_gpu:
-        raise ResultsError(f"cannot merge results of {new_gpu!r} into a file for {old_gpu!r}: one file per GPU model")
-    if new.get("ladder") is None and existing.get("ladder") is not None:
-        if existing.get("problem") != new.get("problem"):
+        return new
+    if existing.gpu.name != new.gpu.name:
+        raise ResultsError(
+            f"cannot merge results of {new.gpu.name!r} into a file for {existing.gpu.name!r}: one file per GPU model"
+        )
+    merged = new
+    if new.ladder is None and existing.ladder is not None:
+        if existing.problem != new.problem:
             raise ResultsError("cannot keep a ladder measured at another problem size: rerun the ladder")
-        merged["ladder"] = copy.deepcopy(existing["ladder"])
+        merged = merged.put(ladder=existing.ladder)
     keys = {section: functools.partial(run_key, section) for section in SECTIONS} | {"tryit": tryit_key}
     for section, key in keys.items():
-        if section in existing or section in new:
-            merged[section] = merge_entries(existing.get(section, []), new.get(section, []), key)
+        if existing.has(section) or new.has(section):
+            merged = merged.put(**{section: merge_entries(getattr(existing, section), getattr(new, section), key)})
     return merged
 
 
-def merge_entries(existing: list[dict[str, Any]], new: list[dict[str, Any]], key: Any) -> list[dict[str, Any]]:
+def merge_entries(existing: Sequence[T], new: Sequence[T], key: Callable[[T], Hashable]) -> tuple[T, ...]:
     """A new entry replaces the one with its ``key``, in place; the rest are kept, the other new ones appended."""
     fresh = {key(entry): entry for entry in new}
-    kept = [copy.deepcopy(fresh.pop(key(entry), entry)) for entry in existing]
-    return kept + [copy.deepcopy(entry) for entry in fresh.values()]
+    kept = [fresh.pop(key(entry), entry) for entry in existing]
+    return (*kept, *fresh.values())
 
 
-def write_atomic(path: Path, data: dict[str, Any]) -> None:
+def map_figures(data: model.Results, change: Callable[[model.Figure], model.Figure]) -> model.Results:
+    """The file with ``change`` made to every figure (the ladder, then each section's); a list it lacks stays so."""
+    if data.ladder is not None:
+        data = data.put(ladder=change(data.ladder))
+    for section in (s for s in SECTIONS if data.has(s)):
+        data = data.put(**{section: tuple(change(figure) for figure in getattr(data, section))})
+    return data
+
+
+def write_atomic(path: Path, data: model.Results) -> None:
     """Validate, then replace ``path`` in one step: readers see the old file or the new one, never half."""
     path = Path(path)
+    encoded = data.to_json()
     try:
-        validate(data)
+        validate(encoded)
     except ResultsError as exc:
         raise ResultsError(f"{path}: refusing to write invalid results: {exc}") from exc
-    write_bytes_atomic(path, (json.dumps(data, indent=2, allow_nan=False) + "\n").encode("utf-8"))
+    write_bytes_atomic(path, (json.dumps(encoded, indent=2, allow_nan=False) + "\n").encode("utf-8"))
 
 
 def write_bytes_atomic(path: Path, payload: bytes) -> None:
@@ -245,12 +257,6 @@ PAYS, COSTS, WITHIN, UNRESOLVED = stats.PAYS, stats.COSTS, stats.WITHIN, stats.U
 # before it neither quote a clock nor read as one kernel, one number.
 WARMUP_METHOD = 4
 METHOD_VERSION = 4  # the benchmark's method now; runs merge into a figure only with runs of the same method
-
-
-def figures(data: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every figure of a results file's dict (the benchmark's; typed: :attr:`model.Results.figures`): the ladder,
-    then the sweep's, the steps' and the field's."""
-    return [f for f in [data.get("ladder"), *(f for s in SECTIONS for f in data.get(s, []))] if f]
 
 
 Data = model.Results | None  # a results file, or None where there is none yet (the site says "not measured yet")

@@ -141,9 +141,9 @@ def _check_tryit(entry: TryIt, field: str) -> None:
         raise invalid(f"{field}.timeout_s", "must give the seconds the launch was allowed when it hangs", None)
 
 
-def tryit_key(entry: dict[str, Any]) -> tuple[str, str]:
+def tryit_key(entry: TryIt) -> tuple[str, str]:
     """What identifies a try-it entry: (version, name); a newer entry with the same key replaces it."""
-    return (entry["version"], entry["name"])
+    return (entry.version, entry.name)
 
 
 def validate(data: dict[str, Any]) -> None:
@@ -173,27 +173,19 @@ def check(results: Results) -> Results:
         seen: set[tuple[Any, ...]] = set()
         for index, figure in enumerate(getattr(results, name)):
             _check_figure(figure, f"{name}[{index}]", steps=name == "steps", band=band)
-            # the typed twin of run_key (below), which the readers' dicts still use
-            key = (figure.after, figure.title, figure.shape.mnk) if name == "steps" else figure.shape.mnk
+            key = run_key(name, figure)
             if key in seen:
                 raise invalid(f"{name}[{index}]", "repeats the key of an earlier run", key)
             seen.add(key)
     entries: set[tuple[str, str]] = set()
     for index, entry in enumerate(results.tryit):
         _check_tryit(entry, f"tryit[{index}]")
-        if (entry.version, entry.name) in entries:
-            raise invalid(
-                f"tryit[{index}]", "repeats the (version, name) of an earlier entry", (entry.version, entry.name)
-            )
-        entries.add((entry.version, entry.name))
+        if tryit_key(entry) in entries:
+            raise invalid(f"tryit[{index}]", "repeats the (version, name) of an earlier entry", tryit_key(entry))
+        entries.add(tryit_key(entry))
     return results
 
 
-def run_key(section: str, run: dict[str, Any]) -> tuple[Any, ...]:
+def run_key(section: str, figure: Run) -> tuple[Any, ...]:
     """What identifies a run in its section: its shape (sweep, field), or (after, title, shape) (steps)."""
-    return (run["after"], run["title"], shape_of(run)) if section == "steps" else shape_of(run)
-
-
-def shape_of(run: dict[str, Any]) -> tuple[int, int, int]:
-    """A run's problem size as (M, N, K)."""
-    return (run["shape"]["m"], run["shape"]["n"], run["shape"]["k"])
+    return (figure.after, figure.title, figure.shape.mnk) if section == "steps" else figure.shape.mnk
