@@ -143,7 +143,7 @@ def test_a_build_record_without_a_version_is_one_line_saying_how_to_remake_it(
 def _set_step(data: dict[str, Any], impl: str, median: float, low: float, high: float) -> None:
     step = data["ladder"]["rows"][impl]["step"]
     step.update(median=median, low=low, high=high, band=0.015)
-    step["verdict"] = stats.band_verdict(step, 0.015)
+    step["verdict"] = stats.band_verdict(low, high, 0.015)
 
 
 def test_ladder_values_print_with_their_units(data: dict[str, Any], record: dict[str, Any]) -> None:

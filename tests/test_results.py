@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import fake_results
-from matmul_data import paths, results, stats
+from matmul_data import model, paths, results, stats
 
 _DELETE = object()
 
@@ -328,7 +328,7 @@ def test_the_interval_is_reproducible_and_contains_the_median() -> None:
     [(1.01, 1.2, stats.PAYS), (0.8, 0.99, stats.COSTS), (0.99, 1.01, stats.UNRESOLVED), (1.0, 1.0, stats.WITHIN)],
 )
 def test_a_step_pays_only_when_its_whole_interval_lies_above_one(low: float, high: float, verdict: str) -> None:
-    assert stats.verdict({"median": (low + high) / 2, "low": low, "high": high}) == verdict
+    assert results.verdict(model.Interval.of(median=(low + high) / 2, low=low, high=high)) == verdict
 
 
 @pytest.mark.parametrize(
@@ -341,4 +341,4 @@ def test_a_step_pays_only_when_its_whole_interval_lies_above_one(low: float, hig
     ],
 )
 def test_within_means_the_whole_interval_lies_inside_the_band(low: float, high: float, verdict: str) -> None:
-    assert stats.band_verdict({"median": (low + high) / 2, "low": low, "high": high}, 0.015) == verdict
+    assert stats.band_verdict(low, high, 0.015) == verdict

@@ -29,7 +29,7 @@ REPLICATED = 3  # runs a figure needs before its verdict counts as replicated
 def verdict(interval: Interval, band: float) -> Interval:
     """The interval with the verdict fields it gets: the rule's word (stats.band_verdict) and the band it was taken
     against."""
-    return interval.put(verdict=stats.band_verdict(interval.to_json(), band), band=band)
+    return interval.put(verdict=stats.band_verdict(interval.low, interval.high, band), band=band)
 
 
 def rotation(figure: Figure) -> tuple[str, ...]:

@@ -275,7 +275,7 @@ def is_tryit_run(run: model.Run) -> bool:
 def verdict(ratio: model.Interval) -> str:
     """A ratio's verdict, PAYS, COSTS, WITHIN or UNRESOLVED: the one the file states (taken against the interval's
     ``band``), else the rule against 1.0 itself."""
-    return ratio.verdict or stats.band_verdict(ratio.to_json(), 0.0)
+    return ratio.verdict or stats.band_verdict(ratio.low, ratio.high, 0.0)
 
 
 def ladder(data: Data) -> model.Figure | None:

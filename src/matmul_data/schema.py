@@ -44,7 +44,8 @@ def _check_interval(value: Interval, field: str, band: float | None) -> None:
     if value.verdict is not None:
         if value.verdict not in VERDICTS:
             raise invalid(f"{field}.verdict", f"must be one of {', '.join(VERDICTS)}", value.verdict)
-        if band is not None and (value.band != band or value.verdict != stats.band_verdict(value.to_json(), band)):
+        rule = None if band is None else stats.band_verdict(value.low, value.high, band)
+        if band is not None and (value.band != band or value.verdict != rule):
             raise invalid(f"{field}.verdict", f"does not follow the band of {band:.3f}", value.to_json())
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
-from typing import Any
 
 CONFIDENCE = 0.95
 RESAMPLES = 2000
@@ -70,20 +69,16 @@ def median_of(values: Sequence[float | None]) -> float | None:
     return float(statistics.median(present)) if present else None
 
 
-def band_verdict(interval: dict[str, Any], band: float) -> str:
-    """The rule: PAYS wholly above 1 + band, COSTS wholly below 1 - band, WITHIN wholly inside, else UNRESOLVED."""
-    if interval["low"] > 1.0 + band:
+def band_verdict(low: float, high: float, band: float) -> str:
+    """The rule on an interval [low, high]: PAYS wholly above 1 + band, COSTS wholly below 1 - band, WITHIN wholly
+    inside, else UNRESOLVED."""
+    if low > 1.0 + band:
         return PAYS
-    if interval["high"] < 1.0 - band:
+    if high < 1.0 - band:
         return COSTS
-    if interval["low"] >= 1.0 - band and interval["high"] <= 1.0 + band:
+    if low >= 1.0 - band and high <= 1.0 + band:
         return WITHIN
     return UNRESOLVED
-
-
-def verdict(ratio: dict[str, Any]) -> str:
-    """The verdict the results file states (taken against its ``band``), else the rule against 1.0 itself."""
-    return ratio.get("verdict") or band_verdict(ratio, 0.0)
 
 
 def paired_ratios(numerator_ms: Sequence[float], denominator_ms: Sequence[float]) -> list[float]:
