@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from matmul_data import budget
 from matmul_data.budget import Build
+from matmul_data.builds import BuildRecord
 
 TILE_128x256 = {"block_m": 128, "block_n": 256, "block_k": 64}
 SHAPE_8192 = (8192, 8192, 8192)
@@ -50,7 +52,7 @@ def test_intensity_is_the_harmonic_tile_ratio() -> None:
 
 def test_a_version_missing_from_the_build_record_is_named(tmp_path: Path) -> None:
     with pytest.raises(budget.BudgetError, match="v9 is not in the build record"):
-        budget.build_of({"versions": {}}, "v9")
+        budget.build_of(budget.load_builds().put(versions={}), "v9")
     with pytest.raises(budget.BudgetError, match="no build record"):
         budget.load_builds(tmp_path / "sm_90a.json")
 
@@ -59,7 +61,7 @@ def test_the_committed_build_record_covers_every_version() -> None:
     from matmul_data import versions
 
     record = budget.load_builds()
-    assert sorted(record["versions"]) == sorted(versions.names())
+    assert sorted(record.versions) == sorted(versions.names())
 
 
 def test_the_build_record_is_not_stale_for_any_kernel_file() -> None:
@@ -67,7 +69,7 @@ def test_the_build_record_is_not_stale_for_any_kernel_file() -> None:
 
     record = budget.load_builds()
     hashes = {v.name: budget.files_hash([v.path.relative_to(paths.ROOT).as_posix()]) for v in versions.all_versions()}
-    stale = [name for name, digest in hashes.items() if record["versions"][name]["source"] != digest]
+    stale = [name for name, digest in hashes.items() if record.versions[name].source != digest]
     assert stale == [], "kernel files changed since the record: run `python -m matmul_bench buildcheck --record`"
 
 
@@ -106,3 +108,18 @@ def test_the_committed_ncu_profiles_give_the_yardstick_and_its_bytes_are_the_til
     assert rate.log.startswith("ncu-v8-128x192-")
     assert rate.bytes == operand_bytes  # the crossbar carried exactly the operand bytes the tiles load, nothing else
     assert 5e12 < rate.bytes_per_second < 20e12
+
+
+def test_the_committed_build_record_round_trips_byte_for_byte() -> None:
+    raw = budget.BUILD_RECORD.read_bytes()
+    record = BuildRecord.from_json(json.loads(raw))
+    assert (json.dumps(record.to_json(), indent=2, sort_keys=True) + "\n").encode() == raw  # as buildcheck writes it
+    assert record.versions["v9"].threads > 0 and record.extras["v9-share-b"].of == "v9"
+
+
+def test_a_build_record_with_an_unknown_or_missing_key_is_refused_by_name(tmp_path: Path) -> None:
+    data = json.loads(budget.BUILD_RECORD.read_bytes())
+    data["versions"]["v3"]["registerz"] = data["versions"]["v3"].pop("registers")
+    (tmp_path / "sm_90a.json").write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(budget.BudgetError, match=r"versions\.v3\.registers"):
+        budget.load_builds(tmp_path / "sm_90a.json")

@@ -17,6 +17,7 @@ import v8_checks
 from matmul_bench import checks, cli, jobs, kernels
 from matmul_bench.checks import core, correctness, menus
 from matmul_data import paths
+from matmul_data.check_log import CheckLog
 from matmul_site import field_pages
 
 TILES = ("128x256", "256x128", "128x192", "128x128", "192x192")  # tile_model.CANDIDATES, in order
@@ -174,7 +175,7 @@ def test_v9_menu_writes_the_log_the_v9_page_reads(tmp_path: Path) -> None:
     written = json.loads(log.read_text())
     assert written["gpu"] == fake_gpu.FAKE_DEVICE["name"] and len(written["checks"]) == 5
     assert all(c["label"].startswith(("matmul_v8 ", "matmul_v9 ")) and c["report"] for c in written["checks"])
-    (shape,) = field_pages.checked(written)
+    (shape,) = field_pages.checked(CheckLog.from_json(written))  # the log decodes as the page's model
     assert shape.shape == (4096, 4096, 4096) and shape.menu == ["v9-128x256-none", "v9-128x256-b", "v9-128x256-a"]
     assert shape.configs["v9-128x256-b"]["share"] == "b" and "cuBLAS" not in shape.configs
     assert shape.to_cublas("v9-128x256-b") > 0 and shape.best() in shape.menu

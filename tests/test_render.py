@@ -18,6 +18,8 @@ import fake_results
 from fake_field import with_field
 from fake_results import fake_file, typed
 from matmul_data import budget, field, loader, model, paths, results, stats, versions
+from matmul_data.builds import BuildRecord
+from matmul_data.check_log import CheckLog
 from matmul_site import chapter_tables, doc_pages, field_pages, method_tables, numfmt, page_values, phrases, render
 from matmul_site.numfmt import NOT_MEASURED
 
@@ -35,7 +37,7 @@ def data(_fake: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def record() -> dict[str, Any]:
+def record() -> BuildRecord:
     return budget.load_builds()
 
 
@@ -60,7 +62,7 @@ def test_the_committed_generated_files_are_what_the_committed_data_gives() -> No
     assert stale == [], f"docs/_generated/ is stale ({stale}): run `python -m matmul_site.render` and commit"
 
 
-def test_every_name_the_pages_use_has_a_value_in_the_committed_data(record: dict[str, Any]) -> None:
+def test_every_name_the_pages_use_has_a_value_in_the_committed_data(record: BuildRecord) -> None:
     named = page_values.values(results.read_default(), record)
     missing = {name: page for name, page in doc_pages.used_names().items() if name not in named}
     assert missing == {}, "names with no value (a typo, or data not recorded yet)"
@@ -99,7 +101,7 @@ def test_without_a_results_file_one_line_says_so_and_every_measured_value_reads_
         f".. |latest.headline| replace:: No version has been timed yet, so the headline figure is {NOT_MEASURED}."
         in text
     )
-    assert f".. |v7.registers| replace:: {budget.load_builds()['versions']['v7']['registers']}" in text
+    assert f".. |v7.registers| replace:: {budget.load_builds().versions['v7'].registers}" in text
     assert NOT_MEASURED in (docs / "_generated" / "ladder.csv").read_text()
 
 
@@ -127,7 +129,7 @@ def test_a_kernel_file_that_does_not_parse_is_one_line_naming_it(tmp_path: Path)
 def test_a_build_record_without_a_version_is_one_line_saying_how_to_remake_it(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    def stale(_record: dict[str, Any], version: str) -> Any:
+    def stale(_record: BuildRecord, version: str) -> Any:
         raise budget.BudgetError(f"{version} is not in the build record")  # as a record older than the version says
 
     monkeypatch.setattr(budget, "build_of", stale)
@@ -146,7 +148,7 @@ def _set_step(data: dict[str, Any], impl: str, median: float, low: float, high: 
     step["verdict"] = stats.band_verdict(low, high, 0.015)
 
 
-def test_ladder_values_print_with_their_units(data: dict[str, Any], record: dict[str, Any]) -> None:
+def test_ladder_values_print_with_their_units(data: dict[str, Any], record: BuildRecord) -> None:
     named, row = page_values.values(typed(data), record), data["ladder"]["rows"]["v3"]
     assert named["v3.tflops"] == f"{row['tflops']:.0f} TFLOPS"
     assert named["v3.ms"] == f"{row['latency_ms']:.3f} ms"
@@ -154,7 +156,7 @@ def test_ladder_values_print_with_their_units(data: dict[str, Any], record: dict
     assert named["v3.ratio"] == numfmt.ratio_text(model.Interval.from_json(row["ratio_to_cublas"]))
 
 
-def test_steps_and_ratios_speak_by_the_rule(data: dict[str, Any], record: dict[str, Any]) -> None:
+def test_steps_and_ratios_speak_by_the_rule(data: dict[str, Any], record: BuildRecord) -> None:
     _set_step(data, "v2", 1.04, 1.02, 1.06)
     _set_step(data, "v3", 0.99, 0.97, 1.02)
     _set_step(data, "v5", 0.93, 0.91, 0.95)
@@ -169,7 +171,7 @@ def test_steps_and_ratios_speak_by_the_rule(data: dict[str, Any], record: dict[s
 
 
 def test_a_sentence_gets_the_plain_median_and_the_word_and_the_interval_stays_in_the_table(
-    data: dict[str, Any], record: dict[str, Any]
+    data: dict[str, Any], record: BuildRecord
 ) -> None:
     _set_step(data, "v5", 0.93, 0.91, 0.95)
     data["ladder"]["rows"]["v6"]["ratio_to_cublas"] = {"median": 0.95, "low": 0.94, "high": 0.96}
@@ -185,7 +187,7 @@ def test_a_sentence_gets_the_plain_median_and_the_word_and_the_interval_stays_in
 
 
 def test_a_steps_rows_per_clock_figure_divides_out_its_reference_rows_clock_in_the_same_run(
-    data: dict[str, Any], record: dict[str, Any]
+    data: dict[str, Any], record: BuildRecord
 ) -> None:
     named = page_values.values(typed(data), record)
     run = next(r for r in data["steps"] if any(row.get("step") for row in r["rows"].values()))
@@ -205,7 +207,7 @@ def test_every_ratio_prints_with_two_decimals() -> None:
     assert numfmt.step_text(recorded) == f"within \u00b11.5%: 1.03{TIMES} [1.01, 1.05]"
 
 
-def test_steps_rows_are_named_alone_and_with_their_runs_shape(data: dict[str, Any], record: dict[str, Any]) -> None:
+def test_steps_rows_are_named_alone_and_with_their_runs_shape(data: dict[str, Any], record: BuildRecord) -> None:
     named = page_values.values(typed(data), record)
     for run in data["steps"]:
         shape = numfmt.shape_name(tuple(run["shape"][d] for d in "mnk"))
@@ -214,23 +216,23 @@ def test_steps_rows_are_named_alone_and_with_their_runs_shape(data: dict[str, An
             assert f"{impl}.tflops" in named
 
 
-def test_latest_is_the_newest_measured_version(data: dict[str, Any], record: dict[str, Any]) -> None:
+def test_latest_is_the_newest_measured_version(data: dict[str, Any], record: BuildRecord) -> None:
     newest = versions.names()[-1]
     assert page_values.values(typed(data), record)["latest.label"] == versions.label(newest)
     del data["ladder"]["rows"][newest]
     assert page_values.values(typed(data), record)["latest.label"] == versions.label(versions.names()[-2])
 
 
-def test_build_values_and_sizes_come_from_the_record_and_tuned(record: dict[str, Any]) -> None:
-    named, v7 = page_values.values(None, record), record["versions"]["v7"]
-    assert named["v7.registers"] == str(v7["registers"])
+def test_build_values_and_sizes_come_from_the_record_and_tuned(record: BuildRecord) -> None:
+    named, v7 = page_values.values(None, record), record.versions["v7"]
+    assert named["v7.registers"] == str(v7.registers)
     assert named["v7.spills"] == "no spills" or "spill stores" in named["v7.spills"]
     c = versions.get("v6").tuned
     assert named["v6.stage"] == numfmt.kb_text((c["block_m"] + c["block_n"]) * c["block_k"] * 2)
     assert "v7.tflops" not in named
 
 
-def test_the_build_table_shows_what_moved_and_names_the_rest(record: dict[str, Any]) -> None:
+def test_the_build_table_shows_what_moved_and_names_the_rest(record: BuildRecord) -> None:
     table, unchanged = chapter_tables.build_table("v7", record)
     assert table[0] == ["Build fact", "V6", "V7"]
     moved = {row[0] for row in table[1:]}
@@ -249,8 +251,8 @@ def test_the_tile_table_gives_v7s_tile_and_the_models_pick_at_each_shape() -> No
         assert row[2] == model.choose(m, n, k, model.H100_SMS).name.replace("x", f" {TIMES} ")
 
 
-def test_no_extra_build_is_stale(record: dict[str, Any]) -> None:
-    stale = [name for name, e in record["extras"].items() if e["source"] != budget.files_hash(e["files"])]
+def test_no_extra_build_is_stale(record: BuildRecord) -> None:
+    stale = [name for name, e in record.extras.items() if e.files is None or e.source != budget.files_hash([*e.files])]
     assert stale == [], "files changed since the record: run `python -m matmul_bench buildcheck --record`"
 
 
@@ -293,7 +295,7 @@ def test_a_try_it_table_quotes_the_steps_rows_the_try_it_spec_records(data: dict
     assert quoted, "the fake file holds none of the recorded rows: the test checks nothing"
 
 
-def test_every_table_the_pages_read_comes_from_the_committed_data(record: dict[str, Any]) -> None:
+def test_every_table_the_pages_read_comes_from_the_committed_data(record: BuildRecord) -> None:
     written = render.files(results.read_default(), record)
     empty = [name for name, text in written.items() if f"This table is {NOT_MEASURED}" in text]
     assert empty == [], "tables a page reads that no data fills (a typo in the file name, or data not recorded)"
@@ -310,7 +312,7 @@ def test_the_peak_at_a_clock_is_the_product_of_the_printed_clock(data: dict[str,
 # ---------------------------------------------------------------------------- V9's page: the field set, the check
 
 
-def test_without_data_a_value_that_is_not_measured_says_so_once_in_a_whole_sentence(record: dict[str, Any]) -> None:
+def test_without_data_a_value_that_is_not_measured_says_so_once_in_a_whole_sentence(record: BuildRecord) -> None:
     named = page_values.values(None, record)
     twice = {name: text for name, text in named.items() if text.count(NOT_MEASURED) > 1}
     assert twice == {}, "a sentence that says 'not measured yet' more than once"
@@ -318,9 +320,7 @@ def test_without_data_a_value_that_is_not_measured_says_so_once_in_a_whole_sente
         assert NOT_MEASURED in named[name] and named[name][0].isupper() and named[name].endswith("."), named[name]
 
 
-def test_the_ladder_sentence_is_a_number_and_a_word_not_an_interval(
-    data: dict[str, Any], record: dict[str, Any]
-) -> None:
+def test_the_ladder_sentence_is_a_number_and_a_word_not_an_interval(data: dict[str, Any], record: BuildRecord) -> None:
     _set_step(data, "v5", 0.93, 0.91, 0.95)
     row = data["ladder"]["rows"]["v5"]
     text = page_values.values(typed(data), record)["v5.ladder_sentence"]
@@ -364,7 +364,7 @@ def test_the_field_table_lists_every_shape_with_the_models_tiles_then_v8_and_v9_
 
 
 def test_a_profiled_row_names_its_largest_stall_reasons_and_a_row_without_them_says_nothing(
-    data: dict[str, Any], record: dict[str, Any]
+    data: dict[str, Any], record: BuildRecord
 ) -> None:
     stalled = "smsp__average_warps_issue_stalled_{}_per_issue_active.ratio"
     named = page_values.values(typed(data), record)
@@ -406,15 +406,21 @@ def test_the_odd_n_table_sets_each_head_beside_its_padded_twin_and_marks_an_inex
     assert "up to 96 elements" in sentence and NOT_MEASURED not in sentence
 
 
+def test_the_committed_development_check_log_round_trips_byte_for_byte() -> None:
+    raw = field_pages.CHECK_LOG.read_bytes()
+    log = CheckLog.from_json(json.loads(raw))
+    assert json.dumps(log.to_json()).encode() == raw  # as the check's --json writes it
+    assert log.timings and all(len(ms) == len(log.timings[0].ms["cuBLAS"]) for ms in log.timings[0].ms.values())
+
+
 def test_the_development_check_table_reads_the_log_with_todays_rule_and_never_the_logs_v9_row() -> None:
     log = field_pages.check_log()
     assert log is not None, f"{field_pages.CHECK_LOG} is missing"
     model = loader.load("tile_model")
     table = field_pages.check_table(log)
-    assert len(table) == 1 + len(log["timings"])
-    for row, timing in zip(table[1:], log["timings"], strict=True):
-        shape = tuple(timing["shape"])
-        ms = timing["ms"]
+    assert len(table) == 1 + len(log.timings)
+    for row, timing in zip(table[1:], log.timings, strict=True):
+        shape, ms = timing.shape, timing.ms
         chosen = model.choose_shared(*shape)
         pick = f"v9-{chosen.tile.name}-{chosen.share}"
         ratio = sorted(c / o for c, o in zip(ms["cuBLAS"], ms[pick], strict=True))
@@ -423,12 +429,12 @@ def test_the_development_check_table_reads_the_log_with_todays_rule_and_never_th
         assert row[5].endswith(f": {median:.2f}"), (row, pick)
         assert row[0].startswith(field.by_shape()[shape].name)
     named = dict(field_pages.check_values(log))
-    assert named["v9-check.rounds"] == numfmt.number_word(len(log["timings"][0]["ms"]["cuBLAS"]))
+    assert named["v9-check.rounds"] == numfmt.number_word(len(log.timings[0].ms["cuBLAS"]))
     assert float(named["v9-check.pair_low"]) <= float(named["v9-check.pair_high"])
     # The paired column is what the prose quotes: its lowest and highest over the aligned shapes are pair_low, _high.
     assert table[0][4] == "Pair ÷ alone"
-    aligned = [float(row[4]) for row, t in zip(table[1:], log["timings"], strict=True)
-               if t["shape"][2] % 16 == 0 and t["shape"][1] % 8 == 0]  # fmt: skip
+    aligned = [float(row[4]) for row, t in zip(table[1:], log.timings, strict=True)
+               if t.shape[2] % 16 == 0 and t.shape[1] % 8 == 0]  # fmt: skip
     assert f"{min(aligned):.2f}" == named["v9-check.pair_low"]
     assert f"{max(aligned):.2f}" == named["v9-check.pair_high"]
     assert "not the replicated record" in field_pages.check_caption(log)
@@ -436,7 +442,7 @@ def test_the_development_check_table_reads_the_log_with_todays_rule_and_never_th
 
 
 def test_the_first_pages_headline_is_a_number_and_a_plain_word_against_cubLAS(
-    data: dict[str, Any], record: dict[str, Any]
+    data: dict[str, Any], record: BuildRecord
 ) -> None:
     named = page_values.values(typed(data), record)
     newest = [v for v in versions.names() if v in data["ladder"]["rows"]][-1]
@@ -478,11 +484,11 @@ def test_a_whole_sentence_reads_with_its_values_or_says_it_is_not_measured() -> 
 
 
 def test_each_budget_box_s_intensity_has_the_l2_yardstick_its_cap_the_rate_times_the_intensity(
-    data: dict[str, Any], record: dict[str, Any]
+    data: dict[str, Any], record: BuildRecord
 ) -> None:
     rate = budget.l2_rate()
     assert rate is not None
-    for version in record["versions"]:
+    for version in record.versions:
         rows = dict(chapter_tables.budget_table(version, record, typed(data)))
         intensity = float(rows["Intensity"].split(": ")[1].split()[0])
         assert rows["Intensity"].endswith(f" measured {rate.bytes_per_second / 1e12:.1f} TB/s"), version

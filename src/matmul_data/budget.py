@@ -18,9 +18,10 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from matmul_data import paths, versions
+from matmul_data.builds import BuildFacts, BuildRecord
+from matmul_data.decoding import Config
 from matmul_data.hopper import (
     BLOCKS_PER_SM,
     REGISTER_UNIT_PER_WARP,
@@ -77,6 +78,11 @@ class Build:
     shared_bytes: int  # dynamic shared memory per block, from the launch
     persistent_blocks: int | None  # blocks launched when the grid is fixed (a persistent kernel), else None
 
+    @classmethod
+    def of(cls, facts: BuildFacts) -> Build:
+        """What a build in the record needs per block."""
+        return cls(facts.threads, facts.registers, facts.shared_bytes, facts.persistent_blocks)
+
 
 @dataclass(frozen=True)
 class Budget:
@@ -121,20 +127,22 @@ def l2_rate(logs: Path = paths.RESULTS_DIR / "logs") -> L2Rate | None:
     return max(rates, key=lambda r: r.bytes_per_second, default=None)
 
 
-def load_builds(path: Path = BUILD_RECORD) -> dict[str, Any]:
-    """The build record: {"arch", "tool_versions", "versions": {"v3": {"threads", "registers", ...}}}."""
+def load_builds(path: Path = BUILD_RECORD) -> BuildRecord:
+    """The build record (:mod:`matmul_data.builds`); BudgetError where it is missing or does not decode."""
     if not path.is_file():
         raise BudgetError(f"{path}: no build record")
-    return json.loads(path.read_text(encoding="utf-8"))
+    try:
+        return BuildRecord.from_json(json.loads(path.read_text(encoding="utf-8")))
+    except ValueError as exc:  # not JSON, or a ResultsError naming the bad field
+        raise BudgetError(f"{path}: {exc}") from exc
 
 
-def build_of(record: dict[str, Any], version: str) -> tuple[Build, dict[str, Any]]:
+def build_of(record: BuildRecord, version: str) -> tuple[Build, Config]:
     """One version's build and the configuration it was built with (its kernel file's TUNED)."""
-    entry = record.get("versions", {}).get(version)
-    if entry is None:
+    facts = record.versions.get(version)
+    if facts is None:
         raise BudgetError(f"{version} is not in the build record")
-    build = Build(entry["threads"], entry["registers"], entry["shared_bytes"], entry.get("persistent_blocks"))
-    return build, versions.get(version).tuned
+    return Build.of(facts), versions.get(version).tuned
 
 
 def blocks_per_sm(build: Build) -> tuple[int, str, dict[str, int]]:
@@ -152,7 +160,7 @@ def blocks_per_sm(build: Build) -> tuple[int, str, dict[str, int]]:
     return fewest, limited_by, by_resource
 
 
-def budget(build: Build, config: dict[str, Any], shape: tuple[int, int, int], sm_count: int) -> Budget:
+def budget(build: Build, config: Config, shape: tuple[int, int, int], sm_count: int) -> Budget:
     """Occupancy, intensity and waves of one version at one problem shape."""
     bm, bn, bk = config["block_m"], config["block_n"], config["block_k"]
     per_sm, limited_by, by_resource = blocks_per_sm(build)

@@ -9,6 +9,7 @@ from types import ModuleType
 from typing import Any
 
 from matmul_data import budget, hopper, loader, model, results, versions
+from matmul_data.builds import BuildFacts, BuildRecord
 from matmul_site import numfmt
 from matmul_site.captions import Data, Table, unmeasured
 from matmul_site.numfmt import NOT_MEASURED, NOT_RECORDED, TIMES, escape, shape_of, unit_text
@@ -66,7 +67,7 @@ PERFORMANCE = [
 ]  # fmt: skip
 
 
-def performance_table(version: str, data: Data, named: dict[str, str], record: dict[str, Any] | None = None) -> Table:
+def performance_table(version: str, data: Data, named: dict[str, str], record: BuildRecord | None = None) -> Table:
     """One version's numbers in the ladder: throughput, ratio, step, clock, peaks, configuration, counters, runs."""
     header = ["Quantity", versions.label(version)]
     row = results.ladder_row(data, version)
@@ -82,7 +83,8 @@ def performance_table(version: str, data: Data, named: dict[str, str], record: d
     labels = {key: label for key, label, _ in COUNTERS.values()}
     # in the order the file holds them (to_json keeps it); ncu_metrics, the raw map, is not a counter
     counters = {k: v for k, v in (row.counters.to_json() if row.counters else {}).items() if isinstance(v, int | float)}
-    sass = ((record or {}).get("versions", {}).get(version) or {}).get("sass", {})
+    facts = record.versions.get(version) if record else None
+    sass = facts.sass if facts else {}
     no_stores = bool(sass) and sass.get("STS", 0) + sass.get("STSM", 0) == 0  # TMA's writes are not st.shared
     shown = [[labels.get(k, k.replace("_", " ")), "n/a (no st.shared)" if no_stores and k.startswith("smem_store")
                else counter_text(k, v)] for k, v in counters.items()]  # fmt: skip
@@ -146,27 +148,27 @@ def tryit_table(version: str, data: Data) -> Table:
 
 
 # (label, value) of a build that a chapter's "what changed" compares; the SASS families follow.
-BUILD_ROWS: list[tuple[str, Callable[[dict[str, Any]], str]]] = [
-    ("Threads per block", lambda e: str(e["threads"])),
-    ("Registers per thread (ptxas)", lambda e: str(e["registers"])),
-    ("Spill stores, loads (ptxas)", lambda e: f"{e['spill_stores']:,}, {e['spill_loads']:,} bytes"),
-    ("Stack frame (ptxas)", lambda e: f"{e['stack_bytes']:,} bytes"),
-    ("Shared memory per block", lambda e: numfmt.kb_text(e["shared_bytes"])),
-    ("Named barriers (ptxas)", lambda e: str(e["barriers"])),
-    ("ptxas advisories", lambda e: ", ".join(f"{c} ({n})" for c, n in e["advisories"].items()) or "none"),
-    ("HGMMA shapes", lambda e: ", ".join(s.split(".")[0].replace("x", f" {TIMES} ") for s in e["hgmma"]) or "none"),
+BUILD_ROWS: list[tuple[str, Callable[[BuildFacts], str]]] = [
+    ("Threads per block", lambda e: str(e.threads)),
+    ("Registers per thread (ptxas)", lambda e: str(e.registers)),
+    ("Spill stores, loads (ptxas)", lambda e: f"{e.spill_stores:,}, {e.spill_loads:,} bytes"),
+    ("Stack frame (ptxas)", lambda e: f"{e.stack_bytes:,} bytes"),
+    ("Shared memory per block", lambda e: numfmt.kb_text(e.shared_bytes)),
+    ("Named barriers (ptxas)", lambda e: str(e.barriers)),
+    ("ptxas advisories", lambda e: ", ".join(f"{c} ({n})" for c, n in e.advisories.items()) or "none"),
+    ("HGMMA shapes", lambda e: ", ".join(s.split(".")[0].replace("x", f" {TIMES} ") for s in e.hgmma) or "none"),
     ("WARPGROUP.DEPBAR, by groups left pending",
-     lambda e: ", ".join(f"{n} pending: {c}" for n, c in e["depbar"].items()) or "none"),
-    *((f"{family} ({ptx})", lambda e, family=family: f"{e['sass'][family]:,}")
+     lambda e: ", ".join(f"{n} pending: {c}" for n, c in e.depbar.items()) or "none"),
+    *((f"{family} ({ptx})", lambda e, family=family: f"{e.sass[family]:,}")
       for family, (ptx, _) in budget.SASS_FAMILIES.items()),
 ]  # fmt: skip
 
 
-def build_table(version: str, record: dict[str, Any] | None) -> tuple[Table, str]:
+def build_table(version: str, record: BuildRecord | None) -> tuple[Table, str]:
     """What this version's sm_90a build changed against the previous one's; and the facts it left unchanged."""
     names = versions.names()
     index = names.index(version)
-    have = (record or {}).get("versions", {})
+    have = record.versions if record else {}
     missing = [v for v in names[max(index - 1, 0) : index + 1] if v not in have]
     if missing:
         return [["Build fact", versions.label(version)], [f"Not in the build record yet: {', '.join(missing)}", ""]], ""
@@ -193,12 +195,12 @@ def l2_cap_text(flop_per_byte: float) -> str:
     return f"{tflop:.0f} TFLOPS at L2's fastest measured {rate.bytes_per_second / 1e12:.1f} TB/s"
 
 
-def budget_table(version: str, record: dict[str, Any] | None, data: Data) -> Table:
+def budget_table(version: str, record: BuildRecord | None, data: Data) -> Table:
     """One version's budget: the block, blocks per SM, intensity, waves and the speed of light at its clock."""
-    if record is None or version not in record.get("versions", {}):
+    if record is None or version not in record.versions:
         return [["Budget", f"{versions.label(version)} is not in the build record yet"]]
     build, config = budget.build_of(record, version)
-    shape = (data.problem.m, data.problem.n, data.problem.k) if data else tuple(record["shape"])
+    shape = (data.problem.m, data.problem.n, data.problem.k) if data else record.shape
     sm_count = data.gpu.sm_count if data else hopper.SM_COUNT
     b = budget.budget(build, config, shape, sm_count)
     bm, bn, bk = config["block_m"], config["block_n"], config["block_k"]

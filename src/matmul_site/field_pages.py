@@ -15,9 +15,9 @@ import json
 import statistics
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from matmul_data import field, loader, model, paths, results, versions
+from matmul_data.check_log import CheckLog, MenuTiming
 from matmul_site import numfmt
 from matmul_site.captions import Data, Table, caption, runs_text
 from matmul_site.numfmt import NOT_MEASURED, TIMES, number_word, shape_name
@@ -194,12 +194,12 @@ def check_date() -> str:
     return "-".join(CHECK_LOG.stem.split("-")[-3:])
 
 
-def check_log(path: Path = CHECK_LOG) -> dict[str, Any] | None:
+def check_log(path: Path = CHECK_LOG) -> CheckLog | None:
     """The development check's log (``check v9-menu --json``), or None where it is not in the repository."""
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+    return CheckLog.from_json(json.loads(path.read_text(encoding="utf-8"))) if path.is_file() else None
 
 
-def _ratio(ms: dict[str, list[float]], over: str, impl: str) -> float:
+def _ratio(ms: dict[str, tuple[float, ...]], over: str, impl: str) -> float:
     """The median over rounds of ``over``'s time over ``impl``'s in the same round (above 1: impl is quicker)."""
     return statistics.median(a / b for a, b in zip(ms[over], ms[impl], strict=True))
 
@@ -207,10 +207,10 @@ def _ratio(ms: dict[str, list[float]], over: str, impl: str) -> float:
 class Checked:
     """One shape of the development check: V8 (its own pick) and every pinned (tile, sharing) of V9's menu."""
 
-    def __init__(self, timing: dict[str, Any]) -> None:
-        self.shape: tuple[int, int, int] = tuple(timing["shape"])  # type: ignore[assignment]
-        self.ms: dict[str, list[float]] = timing["ms"]
-        self.configs: dict[str, dict[str, Any]] = timing["configs"]
+    def __init__(self, timing: MenuTiming) -> None:
+        self.shape = timing.shape
+        self.ms = timing.ms
+        self.configs = timing.configs
         self.menu = [name for name in self.ms if name.startswith("v9-")]  # "V9" is the rule of its day: left out
         model = loader.load("tile_model").choose_shared(*self.shape)
         self.pick = f"v9-{model.tile.name}-{model.share}"
@@ -243,21 +243,21 @@ class Checked:
         return self.shape[2] % 16 == 0 and self.shape[1] % 8 == 0
 
 
-def checked(log: dict[str, Any] | None) -> list[Checked]:
-    return [Checked(t) for t in (log or {}).get("timings", [])]
+def checked(log: CheckLog | None) -> list[Checked]:
+    return [Checked(t) for t in (log.timings if log else ())]
 
 
-def check_values(log: dict[str, Any] | None) -> Iterator[tuple[str, str]]:
+def check_values(log: CheckLog | None) -> Iterator[tuple[str, str]]:
     """What the V9 page may say of the development check: per shape V8's pick, V9's pick now and the menu's best,
     each against cuBLAS and over V8; and how far the best pair and the best single block lie apart where nothing is
     special (K % 16 == 0, N % 8 == 0)."""
     shapes = checked(log)
-    if not shapes:
+    if log is None or not shapes:
         return
     yield f"{CHECK_NAME}.date", check_date()
     yield f"{CHECK_NAME}.shapes", number_word(len(shapes))
     yield f"{CHECK_NAME}.rounds", number_word(len(shapes[0].ms["cuBLAS"]))
-    yield f"{CHECK_NAME}.gpu", log["gpu"]  # type: ignore[index]
+    yield f"{CHECK_NAME}.gpu", log.gpu
     for s in shapes:
         key = f"{CHECK_NAME}:{shape_name(s.shape)}"
         yield f"{key}.v8", f"{s.to_cublas('V8'):.2f}"
@@ -274,7 +274,7 @@ def check_values(log: dict[str, Any] | None) -> Iterator[tuple[str, str]]:
         yield f"{CHECK_NAME}.pair_high", f"{max(pairs):.2f}"
 
 
-def check_table(log: dict[str, Any] | None) -> Table:
+def check_table(log: CheckLog | None) -> Table:
     """Per shape of the development check: V8's pick, the best tile alone, the best pair and V9's pick now, each as
     its tile and its median ratio to cuBLAS over the rounds; and the best pair over the best tile alone, paired round
     by round (the ratio the page's ``pair_low`` to ``pair_high`` quotes), not the quotient of the two columns."""
@@ -289,12 +289,12 @@ def check_table(log: dict[str, Any] | None) -> Table:
                       for s in shapes)]  # fmt: skip
 
 
-def check_caption(log: dict[str, Any] | None) -> str:
+def check_caption(log: CheckLog | None) -> str:
     shapes = checked(log)
-    if not shapes:
+    if log is None or not shapes:
         return caption(f"The development check is {NOT_MEASURED}.")
     rounds = len(shapes[0].ms["cuBLAS"])
-    return caption(f"One development process on {log['gpu']}, {check_date()}: each cell a tile and its median over "  # type: ignore[index]
+    return caption(f"One development process on {log.gpu}, {check_date()}: each cell a tile and its median over "
                    f"{rounds} rounds of cuBLAS's time over its own (Pair ÷ alone: alone's time over the "
                    "pair's, per round), no warm-up; not the replicated record. Log "
                    f"``plots/results/logs/{CHECK_LOG.name}``.")  # fmt: skip

@@ -5,9 +5,9 @@ the results file, the build record and the tile model; "not measured yet" where 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any
 
 from matmul_data import budget, hopper, loader, model, results, stats, versions
+from matmul_data.builds import BuildRecord
 from matmul_site import field_pages, headline, numfmt, panels, whole
 from matmul_site.captions import Data
 from matmul_site.chapter_tables import build_table
@@ -118,23 +118,22 @@ def impl_values(data: model.Results) -> Iterator[tuple[str, str]]:
             yield f"{name}.sweep_{shape_name(run.shape.mnk)}", numfmt.vs_cublas_text(ratio)
 
 
-def build_values(record: dict[str, Any]) -> Iterator[tuple[str, str]]:
+def build_values(record: BuildRecord) -> Iterator[tuple[str, str]]:
     """What ptxas and the SASS say of each build in the build record."""
-    for name, e in [*record["versions"].items(), *record.get("extras", {}).items()]:
-        spills = (e["spill_stores"], e["spill_loads"])
-        yield f"{name}.registers", str(e["registers"])
+    for name, e in record.builds.items():
+        spills = (e.spill_stores, e.spill_loads)
+        yield f"{name}.registers", str(e.registers)
         yield f"{name}.spills", "no spills" if spills == (0, 0) else \
             f"{spills[0]:,} bytes of spill stores and {spills[1]:,} of spill loads"  # fmt: skip
-        yield f"{name}.stack_frame", f"{e['stack_bytes']:,} bytes"
-        yield f"{name}.shared_memory", numfmt.kb_text(e["shared_bytes"])
-        yield f"{name}.advisories", ", ".join(e["advisories"]) or "none"
-        yield f"{name}.hgmma_shapes", ", ".join(s.split(".")[0].replace("x", TIMES) for s in e["hgmma"]) or "none"
-        build = budget.Build(e["threads"], e["registers"], e["shared_bytes"], e.get("persistent_blocks"))
-        yield f"{name}.blocks_per_sm", number_word(budget.blocks_per_sm(build)[0])
-        for family, count in e["sass"].items():
+        yield f"{name}.stack_frame", f"{e.stack_bytes:,} bytes"
+        yield f"{name}.shared_memory", numfmt.kb_text(e.shared_bytes)
+        yield f"{name}.advisories", ", ".join(e.advisories) or "none"
+        yield f"{name}.hgmma_shapes", ", ".join(s.split(".")[0].replace("x", TIMES) for s in e.hgmma) or "none"
+        yield f"{name}.blocks_per_sm", number_word(budget.blocks_per_sm(budget.Build.of(e))[0])
+        for family, count in e.sass.items():
             yield f"{name}.sass_{family.lower().replace('.', '_')}", f"{count:,}"
-        for pending in {"0", "1", "2", *e["depbar"]}:
-            yield f"{name}.depbar_{pending}", str(e["depbar"].get(pending, 0))
+        for pending in {"0", "1", "2", *e.depbar}:
+            yield f"{name}.depbar_{pending}", str(e.depbar.get(pending, 0))
 
 
 def size_values(data: Data) -> Iterator[tuple[str, str]]:
@@ -238,13 +237,13 @@ def operand_byte_cost_refit(data: Data) -> float | None:
     return (ratio - 1) / (q_slow - ratio * q_fast)
 
 
-def values(data: Data, record: dict[str, Any] | None) -> dict[str, str]:
+def values(data: Data, record: BuildRecord | None) -> dict[str, str]:
     """Every value a page may name, by name: the text its substitution prints."""
     names = versions.names()
     out = {"versions.count": number_word(len(names)),
            "versions.span": f"{versions.label(names[0])} to {versions.label(names[-1])}"}  # fmt: skip
     out.update(size_values(data))
-    shape = (data.problem.m, data.problem.n, data.problem.k) if data else tuple(record["shape"]) if record else None
+    shape = (data.problem.m, data.problem.n, data.problem.k) if data else record.shape if record else None
     if shape is not None:
         sm_count = data.gpu.sm_count if data else hopper.SM_COUNT
         out.update(panels.panel_values(record, shape, sm_count))  # type: ignore[arg-type]

@@ -13,9 +13,10 @@ import collections
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
 
 from matmul_data import budget, loader
+from matmul_data.builds import BuildRecord
+from matmul_data.decoding import Config
 from matmul_site import numfmt
 
 # The walks the pages quote: (value prefix, version whose build and tile it is, the swizzle_size, None: its own).
@@ -51,7 +52,7 @@ class Launch:
         return sorted({self.wave_bytes(w) for w in (self.waves[:-1] or self.waves)})
 
 
-def launch(config: dict[str, Any], shape: tuple[int, int, int], resident: int, swizzle_size: int | None) -> Launch:
+def launch(config: Config, shape: tuple[int, int, int], resident: int, swizzle_size: int | None) -> Launch:
     """The panel model of one launch: ``resident`` blocks per wave, walking with ``swizzle_size`` (None: down M)."""
     raster = loader.load("raster")
     m, n, k = shape
@@ -65,14 +66,12 @@ def mib(nbytes: int) -> str:
     return f"{nbytes / 2**20:.0f} MiB"
 
 
-def panel_values(
-    record: dict[str, Any] | None, shape: tuple[int, int, int], sm_count: int
-) -> Iterator[tuple[str, str]]:
+def panel_values(record: BuildRecord | None, shape: tuple[int, int, int], sm_count: int) -> Iterator[tuple[str, str]]:
     """``panels.<walk>.*`` for each of WALKS: the blocks in a wave (``blocks``); the commonest wave's panels (``a``,
     ``b``, ``count``) and bytes (``wave``); every full wave's bytes (``waves``: "84 or 100 MiB") and the most
     (``largest``); the launch's (``launch_mib``, ``launch_mb``); one panel's (``a_panel``, ``b_panel``)."""
     for key, version, swizzle in WALKS:
-        if record is None or version not in record.get("versions", {}):
+        if record is None or version not in record.versions:
             continue  # the page's sentence falls back whole (matmul_site.whole)
         build, config = budget.build_of(record, version)
         resident = budget.budget(build, config, shape, sm_count).resident_blocks

@@ -17,9 +17,9 @@ import io
 import re
 import sys
 from pathlib import Path
-from typing import Any
 
 from matmul_data import budget, paths, results, versions
+from matmul_data.builds import BuildRecord
 from matmul_site import field_pages, numfmt, whole
 from matmul_site.captions import Data, Table, unmeasured
 from matmul_site.chapter_tables import (
@@ -47,7 +47,7 @@ def csv_text(rows: Table) -> str:
     return out.getvalue()
 
 
-def files(data: Data, record: dict[str, Any] | None, docs: Path = paths.DOCS_DIR) -> dict[str, str]:
+def files(data: Data, record: BuildRecord | None, docs: Path = paths.DOCS_DIR) -> dict[str, str]:
     """Every generated file's name and text, for the pages in ``docs``."""
     texts = pages(docs)
     named = values(data, record)
@@ -79,10 +79,9 @@ def files(data: Data, record: dict[str, Any] | None, docs: Path = paths.DOCS_DIR
     out[f"{field_pages.CHECK_NAME}.csv"] = csv_text(field_pages.check_table(field_pages.check_log()))
     for run in results.steps_runs(data):
         out[f"steps-{run_slug(run)}.csv"] = csv_text(attempts_table(run))
-    builds = {**(record or {}).get("versions", {}), **(record or {}).get("extras", {})}
-    for name, entry in builds.items():
-        out[f"ptxas-{name}.txt"] = entry["ptxas"].rstrip("\n") + "\n"
-        out[f"ptx-{name}.txt"] = "".join(f"{line}\n" for line in (entry.get("ptx") or {}).values())
+    for name, entry in (record.builds if record else {}).items():
+        out[f"ptxas-{name}.txt"] = entry.ptxas.rstrip("\n") + "\n"
+        out[f"ptx-{name}.txt"] = "".join(f"{line}\n" for line in entry.ptx.values())
     # Only the files some page reads, and the substitutions; a file the data cannot fill yet says so.
     read = set(re.findall(r"/_generated/([\w.-]+)", "\n".join(texts.values())))
     for name in read - out.keys():

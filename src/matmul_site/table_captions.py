@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
 
 from matmul_data import model, results, versions
+from matmul_data.builds import BuildRecord
 from matmul_site import numfmt
 from matmul_site.captions import Data, caption, dates, runs_text
 from matmul_site.chapter_tables import recorded
@@ -55,16 +55,16 @@ def tryit_caption(data: Data, version: str) -> str:
     return "; ".join(parts) + "." if parts else f"These changes are {NOT_MEASURED}."
 
 
-def build_caption(record: dict[str, Any] | None) -> str:
+def build_caption(record: BuildRecord | None) -> str:
     if record is None:
         return "The build record is not written yet (``python -m matmul_bench buildcheck --record``)."
-    nvcc = re.search(r"cuda_(\d+\.\d+)", record["nvcc"])
-    return (f"From the build record of ``python -m matmul_bench buildcheck --record``: the {record['arch']} build "
-            f"at {numfmt.shape_text(tuple(record['shape']))} (Tilus {record['tilus']}, nvcc "
-            f"{nvcc[1] if nvcc else record['nvcc']}); SASS counts are static, not executions.")  # fmt: skip
+    nvcc = re.search(r"cuda_(\d+\.\d+)", record.nvcc)
+    return (f"From the build record of ``python -m matmul_bench buildcheck --record``: the {record.arch} build "
+            f"at {numfmt.shape_text(record.shape)} (Tilus {record.tilus}, nvcc "
+            f"{nvcc[1] if nvcc else record.nvcc}); SASS counts are static, not executions.")  # fmt: skip
 
 
-def caption_values(data: Data, record: dict[str, Any] | None) -> Iterator[tuple[str, str]]:
+def caption_values(data: Data, record: BuildRecord | None) -> Iterator[tuple[str, str]]:
     """The captions under tables and charts: what they show, the runs they come from, the method link."""
     ladder = ladder_caption(data)
     yield "ladder.caption", caption(ladder)
