@@ -4,5 +4,6 @@
 - :mod:`matmul_data.versions`: the kernel versions, found from ``examples/hopper_matmul/matmul_vN.py``, and labels.
 - :mod:`matmul_data.results`: the results file: loading, validation, merging, atomic writes (schema in
   :mod:`matmul_data.schema`, statistics in :mod:`matmul_data.stats`).
-- :mod:`matmul_data.budget`: the sm_90a build record, and what fits on an SM.
+- :mod:`matmul_data.budget`: the sm_90a build record (typed in :mod:`matmul_data.builds`), and what fits on an SM.
+- :mod:`matmul_data.check_log`: the V9 development check's log, typed.
 """
