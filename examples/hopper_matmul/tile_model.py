@@ -317,12 +317,6 @@ class Estimate:
         return self.m * self.n / (self.rounds * busy_sms * self.tile.block_m * self.tile.block_n)
 
     @property
-    def l2_bytes(self) -> int:
-        """Operand bytes all tiles load from L2, the padding of edge tiles included (a shared tile counted once)."""
-        pair_m, pair_n = self.pair
-        return 2 * self.units * (pair_m * self.tile.block_m + pair_n * self.tile.block_n) * self.k
-
-    @property
     def l2_bytes_per_flop(self) -> float:
         """Operand bytes per FLOP that cross from L2 to the SMs: a pair loads its shared tile once."""
         pair_m, pair_n = self.pair

@@ -157,20 +157,10 @@ def read_default() -> model.Results | None:
 
 
 def load_default() -> dict[str, Any] | None:
-    """The results the site shows, as the dict the file holds, or None when there are none yet; read once per path,
-    mtime and size, so a caller that changes it works on a copy."""
-    path = default_path()
-    if path is None:
-        return None
-    if not path.is_file():
-        return load(path)  # the error that says how to create one
-    stat = path.stat()
-    return _load_cached(str(path.resolve()), stat.st_mtime_ns, stat.st_size)
-
-
-@functools.lru_cache(maxsize=4)
-def _load_cached(path: str, mtime_ns: int, size: int) -> dict[str, Any]:
-    return load(Path(path))
+    """The results the site shows, as the dict the file holds (a fresh copy, encoded from :func:`read_default`'s
+    cached objects), or None when there are none yet."""
+    found = read_default()
+    return None if found is None else found.to_json()
 
 
 def merge(existing: model.Results | None, new: model.Results) -> model.Results:
