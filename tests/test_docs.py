@@ -191,14 +191,15 @@ def test_site_builds_with_warnings_as_errors(site: Path) -> None:
 
 
 @pytest.mark.slow
-def test_each_chapter_page_holds_its_whole_kernel_when_the_file_exists(site: Path) -> None:
-    for chapter in CHAPTERS:
-        text = page_text(site / "chapters" / f"{chapter}.html")
+def test_each_kernel_is_whole_on_its_gallery_page_and_the_first_also_on_its_chapter(site: Path) -> None:
+    pages = [(f"gallery/matmul_{chapter}.html", chapter) for chapter in CHAPTERS]
+    for page, chapter in [*pages, (f"chapters/{CHAPTERS[0]}.html", CHAPTERS[0])]:
+        text = page_text(site / page)
         source = kernel_source.kernel_path(chapter)
         code = source.read_text(encoding="utf-8")
         body = code[code.index("import tilus") : code.index("common.run_main(")]
         missing = [line.strip() for line in body.splitlines() if line.strip() and line.strip() not in text]
-        assert not missing, f"chapters/{chapter}.html lacks lines of {source.name}: {missing[:3]}"
+        assert not missing, f"{page} lacks lines of {source.name}: {missing[:3]}"
 
 
 @pytest.mark.slow
@@ -555,6 +556,22 @@ def test_each_chapter_from_v1_offers_its_whole_kernel_diff_collapsed_under_what_
         assert [line for line in text.splitlines() if line.strip()] == [
             line for line in shown.splitlines() if line.strip()
         ], f"{chapter}: the page's diff is not the whole diff"
+
+
+@pytest.mark.slow
+def test_each_chapter_from_v1_shows_its_whole_file_only_as_a_gallery_link_not_again_beside_its_diff(
+    site: Path,
+) -> None:
+    # The whole file once (the gallery page, which offers the download), the diff collapsed, then excerpts: a page
+    # that also printed the file whole would show the same lines three times.
+    for chapter in CHAPTERS[1:]:
+        page = (site / "chapters" / f"{chapter}.html").read_text(encoding="utf-8")
+        assert f'href="../gallery/matmul_{chapter}.html' in page, f"{chapter}: no link to its kernel's gallery page"
+        outside_diff = re.sub(r'<details class="kernel-diff">.*?</details>', " ", page, flags=re.S)
+        code = " ".join(
+            html.unescape(re.sub(r"<[^>]+>", "", b)) for b in re.findall(r"<pre.*?</pre>", outside_diff, re.S)
+        )
+        assert "common.run_main(" not in code, f"{chapter}: the whole kernel file is printed beside its diff"
 
 
 def test_a_chapter_whose_version_is_not_measured_yet_previews_the_ladder_chart(
