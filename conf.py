@@ -30,6 +30,7 @@ extensions = [
     "sphinx_gallery.gen_gallery",
     "matplotlib.sphinxext.plot_directive",
     "matmul_site.sphinx.chapters_toc",  # .. chapters-toc:: (the index's chapters, one per kernel file)
+    "matmul_site.sphinx.values",  # |v7.tflops| on any page: the values matmul_site.render writes
     "matmul_site.sphinx.kernel_source",  # .. kernel-source:: v3 (literalinclude of examples/hopper_matmul/matmul_v3.py)
     "matmul_site.sphinx.kernel_diff",  # .. kernel-diff:: v3 (the whole diff against matmul_v2.py, collapsible)
     "matmul_site.sphinx.chart_files",  # each chart drawn once; drawn again when the results file changes
@@ -42,8 +43,6 @@ extensions = [
 
 root_doc = "index"
 exclude_patterns = ["_build", "_generated", "gallery/*.ipynb", "sg_execution_times.rst"]
-# Every page may name a generated value, |v7.tflops|: the substitutions are written by matmul_site.render.
-rst_prolog = ".. include:: /_generated/values.rst\n"
 nitpicky = True
 language = "en"
 intersphinx_mapping: dict[str, tuple[str, None]] = {}  # no network at build time

@@ -669,3 +669,42 @@ def test_charts_are_forgotten_when_the_results_file_changes_or_disappears(
     data.unlink()
     draw_and_start_a_build()
     assert not drawn(), "no results file any more: the charts are drawn again, saying not measured yet"
+
+
+def test_a_page_gets_the_definitions_of_the_values_it_names_after_its_own_lines(tmp_path: Path) -> None:
+    from matmul_site.sphinx import values
+
+    (tmp_path / "_generated").mkdir()
+    (tmp_path / values.VALUES).write_text(
+        ".. Generated: do not edit.\n\n.. |a.x| replace:: 1.5×\n.. |b.y| replace:: :doc:`V3 </chapters/v3>`\n"
+        ".. |c.z| replace:: unused\n"
+    )
+    known = values.definitions(tmp_path)
+    page = "Title\n=====\n\n|b.y| then |a.x|, |b.y| again, and |nope.w|.\n"
+    got = values.with_values(page, known)
+    assert got.startswith(page.rstrip("\n")), "the page's own lines keep their numbers"
+    assert got[len(page) :].splitlines()[1:] == [known["b.y"], known["a.x"]], "each named value once, nothing else"
+    assert values.with_values("No values here.\n", known) == "No values here.\n"
+    (tmp_path / values.VALUES).write_text(".. |a.x| replace:: one\n   two\n")
+    with pytest.raises(Exception, match="not a one-line substitution definition"):
+        values.definitions(tmp_path)
+
+
+def test_a_value_the_generator_did_not_write_fails_the_strict_build_and_a_written_one_shows(tmp_path: Path) -> None:
+    from matmul_site.sphinx import values
+
+    src = tmp_path / "src"
+    (src / "_generated").mkdir(parents=True)
+    (src / values.VALUES).write_text(".. |a.x| replace:: 1.5×\n")
+    (src / "conf.py").write_text('extensions = ["matmul_site.sphinx.values"]\nexclude_patterns = ["_generated"]\n')
+
+    def build_page(text: str) -> subprocess.CompletedProcess[str]:
+        (src / "index.rst").write_text(f"Title\n=====\n\n{text}\n")
+        command = [sys.executable, "-m", "sphinx", "-E", "-q", "-W", "-b", "html", str(src), str(tmp_path / "out")]
+        return subprocess.run(command, capture_output=True, text=True, timeout=120, env=early.ENVIRON)
+
+    done = build_page("It runs at |a.x| of cuBLAS.")
+    assert done.returncode == 0, done.stderr
+    assert "It runs at 1.5× of cuBLAS." in (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
+    done = build_page("It runs at |nope.x| of cuBLAS.")
+    assert done.returncode != 0 and 'index.rst:4: ERROR: Undefined substitution referenced: "nope.x"' in done.stderr
