@@ -272,9 +272,9 @@ def test_a_suspect_rows_clock_and_power_are_not_printed_and_no_share_of_the_peak
 def test_try_it_outcomes_read_from_the_file() -> None:
     data = fake_results.provenance() | {"tryit": fake_results.fake_tryit()}
     named = page_values.values(typed(data), None)
-    assert named["v5-release-before-wait.result"] == "exact"
-    checks = f"(2 at 8192\u00b3, 1 at 1000{TIMES}8192{TIMES}8192)"
-    assert named["v5-release-before-wait.outcome"] == f"exact in all 3 checks {checks}"
+    assert named["v5-release-before-wait.result"] == "correct"  # within tolerance: fp16 output is never bit-exact
+    checks = f"(2 at 8192\u00b3, 1 at 1000{TIMES}8192{TIMES}8192; largest error 0.0009)"
+    assert named["v5-release-before-wait.outcome"] == f"correct in all 3 checks {checks}"
     wrong = named["v6-no-sync-after-store.outcome"]
     assert wrong.startswith("wrong in 1 of 3 checks") and "4,096 of 67,108,864" in wrong and "still NaN" in wrong
     assert named["v6-no-sync-after-store.wrong_checks"] == "1 of 3"

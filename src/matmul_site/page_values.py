@@ -19,6 +19,7 @@ from matmul_site.phrases import (
     clock_text,
     counter_text,
     outcome_text,
+    outcome_word,
     per_clock,
     power_text,
     reversed_interval,
@@ -158,7 +159,7 @@ def edit_values(data: Data) -> Iterator[tuple[str, str]]:
         for e in results.tryit_entries(data, version):
             name = f"{version}-{e.name}"
             yield f"{name}.outcome", escape(outcome_text(e))
-            yield f"{name}.result", e.outcome
+            yield f"{name}.result", outcome_word(e.outcome)
             yield f"{name}.wrong_checks", f"{sum(1 for c in e.checks if c.bad)} of {len(e.checks)}"
 
 

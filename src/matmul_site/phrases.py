@@ -68,12 +68,14 @@ def counter_text(key: str, value: float | None) -> str:
 
 
 def outcome_text(entry: model.TryIt) -> str:
-    """What a try-it edit did: "exact in all 5 checks (...)", "wrong in 2 of 5 checks (...): ...", "hangs: ..."."""
+    """What a try-it edit did: "correct in all 5 checks (...)", "wrong in 2 of 5 checks (...): ...", "hangs: ..."."""
     checks, outcome = entry.checks, entry.outcome
     shapes = [numfmt.shape_text(check.shape) for check in checks]
     where = ", ".join(f"{shapes.count(shape)} at {shape}" for shape in dict.fromkeys(shapes))
-    if outcome == "exact":
-        return f"exact in all {len(checks)} checks ({where})"
+    if outcome == "exact":  # every element within the check's fp16 tolerance: correct, not bit-exact
+        errors = [c.max_abs_err for c in checks if c.max_abs_err is not None]
+        largest = f"; largest error {max(errors):.2g}" if errors else ""
+        return f"{outcome_word(outcome)} in all {len(checks)} checks ({where}{largest})"
     if outcome != "wrong":
         return f"{outcome}: {entry.error}"
     wrong = [c for c in checks if c.bad]
@@ -83,6 +85,11 @@ def outcome_text(entry: model.TryIt) -> str:
     largest = f"; largest finite error {max(errors):.3g}" if errors else ""
     return (f"wrong in {len(wrong)} of {len(checks)} checks ({where}): up to {worst.bad:,} of "
             f"{worst.shape.m * worst.shape.n:,} elements outside tolerance{still}{largest}")  # fmt: skip
+
+
+def outcome_word(outcome: str) -> str:
+    """A try-it outcome as prose says it: the record's "exact" (every element within tolerance) is "correct"."""
+    return "correct" if outcome == "exact" else outcome
 
 
 def chapter_link(impl: str) -> str:
