@@ -295,6 +295,22 @@ def test_a_try_it_table_quotes_the_steps_rows_the_try_it_spec_records(data: dict
     assert quoted, "the fake file holds none of the recorded rows: the test checks nothing"
 
 
+def test_a_try_it_table_names_each_change_its_spec_asks_for_before_any_is_measured() -> None:
+    spec = chapter_tables.tryit_spec()
+    nothing = fake_results.provenance()  # no steps runs, no try-it outcomes
+    for version in versions.names():
+        text = "\n".join(cell for row in chapter_tables.tryit_table(version, typed(nothing)) for cell in row)
+        timed = [n for run in spec.RUNS.values() if run["after"] == version for n in run["variants"][1:]]
+        edits = spec.EDITS.get(version, {})
+        for name in timed:
+            assert f"{spec.VARIANTS[name][3]} ``{name}``" in text, (version, name)
+        for edit in edits.values():
+            assert edit["title"] in text and all(f"- {old.splitlines()[0]}" in text for old, _ in edit["edits"])
+        recorded = spec.RECORDED.get(version, [])
+        if timed or edits or recorded:
+            assert text.count(NOT_MEASURED) == len(timed) + len(edits) + len(recorded), version
+
+
 def test_every_table_the_pages_read_comes_from_the_committed_data(record: BuildRecord) -> None:
     written = render.files(results.read_default(), record)
     empty = [name for name, text in written.items() if f"This table is {NOT_MEASURED}" in text]

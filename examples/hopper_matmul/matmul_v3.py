@@ -51,7 +51,7 @@ class MatmulV3(tilus.Script):
         full = self.mbarrier.alloc(counts=[1 for _ in range(self.num_stages)])
         empty = self.mbarrier.alloc(counts=[128 for _ in range(self.num_stages)])
 
-        # Producer warp: only issues TMA, running up to num_stages K-tiles ahead of the consumer.
+        # Producer warp: only issues TMA, refilling each stage as soon as the consumer frees it.
         with self.thread_group(thread_begin=128, num_threads=32):
             load_stage: int32 = 0
             # Start on the phase "before" the barrier's first: the ring begins empty, so the first lap does not wait.

@@ -73,7 +73,7 @@ class MatmulV4(tilus.Script):
         # Full/empty barriers per stage, and both sides' stage indices and phase bits.
         pipe = Pipeline(self.num_stages, num_consumers=CONSUMERS)
 
-        # Producer warp: only issues TMA, running up to num_stages K-tiles ahead of the slower consumer.
+        # Producer warp: only issues TMA, refilling each stage as soon as the consumers free it.
         with self.thread_group(thread_begin=PRODUCER, num_threads=32):
             for offset_k in range(0, k_size, bk):
                 # Wait for a free stage and arm its full barrier with the bytes TMA will bring.

@@ -84,7 +84,7 @@ class MatmulV6(tilus.Script):
         # Full/empty barriers per stage; stage indices and phases carry on from one tile to the next.
         pipe = Pipeline(self.num_stages, num_consumers=CONSUMERS)
 
-        # Producer warp: walks the same tiles, running up to num_stages K-tiles ahead, across tile boundaries.
+        # Producer warp: walks the same tiles, refilling each stage as soon as it is freed, across tile boundaries.
         with self.thread_group(thread_begin=PRODUCER, num_threads=32):
             for tile in range(self.blockIdx.x, raster.num_tiles, self.gridDim.x):
                 tile_m, tile_n = raster.tile_of(tile)

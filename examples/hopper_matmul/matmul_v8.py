@@ -120,7 +120,7 @@ class MatmulV8(tilus.Script):
         sb: SharedTensor,
         k_size: int,
     ):
-        """The producer warp: walks the block's tiles, running up to num_stages K-tiles ahead, across tiles."""
+        """The producer warp: walks the block's tiles, refilling each stage as soon as it is freed, across tiles."""
         for tile in range(self.blockIdx.x, raster.num_tiles, self.gridDim.x):
             tile_m, tile_n = raster.tile_of(tile)
             offset_m: int32 = self.block_m * tile_m

@@ -66,7 +66,8 @@ them, and the kernel's time is that block's. Three things decide which tile the 
    the best pair ran within 4% of the best tile alone, with one gain the fitted model passes up: at Mixtral's w1
    (2731 x 14336 x 4096) 128 x 192 sharing B ran 1.04 times the best tile alone. The three-run steps record of the
    V9 draft (128 x 256 sharing B over V8: 1.02, 1.01 and 1.00 at 8192^3, 4096^3 and 16384 x 8192 x 1024, each
-   interval across the parity band) is the replicated evidence for parity where rows are on the sectors.
+   interval across an edge of the parity band, so not resolved) shows no replicated gain where rows are on the
+   sectors, and does not establish parity either.
 
 The predicted time of a candidate, in units of one full-efficiency 128 x 256 tile, is
 
@@ -78,8 +79,10 @@ V7's raster groups a wave reads about 0.001 bytes of DRAM per FLOP (16 A panels 
 tiles of 128 x 256), a fifth of what the H200's 4.8 TB/s could feed at 989 TFLOPS.
 
 ``OPERAND_BYTE_COST`` is fitted from the one recorded pair of kernels that differed only in the tile:
-V6 with swizzled chunks at 8192^3 (the steps table "round 1", merged over three runs on 2026-12-01),
-128 x 256 at 1.0093 of cuBLAS and 256 x 128 at 0.9582. Both have 2048 tiles (97% wave efficiency) and the
+V6 with swizzled chunks at 8192^3, both walking row by row (swizzle_size 1), in the steps table "round 1" merged
+over three runs on 2026-12-01 (rows v6-chunks and v6-chunks-256x128 of plots/results/nvidia-h200.json as of
+commit fc2b338; later records, with the warm-up, replaced them), 128 x 256 at 1.0093 of cuBLAS and 256 x 128 at
+0.9582. Both have 2048 tiles (97% wave efficiency) and the
 same L2 bytes per FLOP; the 256 x 128 tile reads 1/128 + 1/64 instead of 1/256 + 1/64 bytes of shared
 memory per FLOP, and ``(1 + c * 0.03516) / (1 + c * 0.03125) = 1.0093 / 0.9582`` gives c = 23.9 with the
 unrounded medians (23.2 from the single run of 2026-11-30). It is a weak fit: one pair of medians;
