@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -468,6 +469,19 @@ def test_the_first_pages_headline_is_a_number_and_a_plain_word_against_cubLAS(
     assert headline.endswith("cuBLAS.") or headline.endswith("call."), headline
 
 
+def test_the_headline_says_when_the_newest_version_ran_the_version_befores_tile(
+    data: dict[str, Any], record: BuildRecord
+) -> None:
+    newest, before = [v for v in versions.names() if v in data["ladder"]["rows"]][-2:][::-1]
+    same = copy.deepcopy(data)
+    same["ladder"]["rows"][newest]["config"] = {**same["ladder"]["rows"][before]["config"], "consumers": 2}
+    told = f"(here with {versions.label(before)}'s tile: the same kernel)"
+    assert told in page_values.values(typed(same), record)["latest.headline"]
+    other = copy.deepcopy(data)
+    other["ladder"]["rows"][newest]["config"] = {**other["ladder"]["rows"][before]["config"], "block_n": 192}
+    assert "the same kernel" not in page_values.values(typed(other), record)["latest.headline"]
+
+
 def test_the_runs_table_has_one_row_per_set_of_runs_with_short_commits() -> None:
     data = results.read_default()
     rows = method_tables.runs_table(data)[1:]
@@ -507,6 +521,9 @@ def test_each_budget_box_s_intensity_has_the_l2_yardstick_its_cap_the_rate_times
     for version in record.versions:
         rows = dict(chapter_tables.budget_table(version, record, typed(data)))
         intensity = float(rows["Intensity"].split(": ")[1].split()[0])
-        assert rows["Intensity"].endswith(f" measured {rate.bytes_per_second / 1e12:.1f} TB/s"), version
-        cap = float(rows["Intensity"].split(", ")[-1].split()[0])
+        found = re.search(
+            r"measured feed, ([\d.]+) TB/s, (\d+) TFLOPS \(a yardstick, not a bound\)$", rows["Intensity"]
+        )
+        assert found and found[1] == f"{rate.bytes_per_second / 1e12:.1f}", (version, rows["Intensity"])
+        cap = float(found[2])
         assert abs(cap - rate.bytes_per_second * intensity / 1e12) <= 0.01 * cap, (version, cap)

@@ -213,7 +213,8 @@ def l2_cap_text(flop_per_byte: float) -> str:
     if rate is None:
         return f"L2's rate {NOT_MEASURED}"
     tflop = rate.bytes_per_second * flop_per_byte / 1e12
-    return f"{tflop:.0f} TFLOPS at L2's fastest measured {rate.bytes_per_second / 1e12:.1f} TB/s"
+    return (f"at L2's fastest measured feed, {rate.bytes_per_second / 1e12:.1f} TB/s, {tflop:.0f} TFLOPS (a yardstick, "
+            "not a bound)")  # fmt: skip
 
 
 def budget_table(version: str, record: BuildRecord | None, data: Data) -> Table:

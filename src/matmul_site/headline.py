@@ -22,6 +22,18 @@ def latest(data: results.Data) -> tuple[str, model.Row] | None:
     return (measured[-1], rows[measured[-1]]) if measured else None
 
 
+def same_tile_as(data: results.Data, version: str, row: model.Row) -> str | None:
+    """The version before ``version`` in the ladder when ``row`` ran that version's configuration (V8's model keeps
+    V7's tile at 8192³, so the ladder times one kernel under two names); None otherwise."""
+    run = results.ladder(data)
+    names = versions.names()
+    before = [v for v in names[: names.index(version)] if run is not None and v in run.rows]
+    if not before or not row.config:
+        return None
+    earlier = run.rows[before[-1]].config if run is not None else {}
+    return before[-1] if earlier and all(row.config.get(k) == v for k, v in earlier.items()) else None
+
+
 def headline_values(data: results.Data, named: dict[str, str]) -> Iterator[tuple[str, str]]:
     """``latest.headline`` and ``latest.peak_sentence``, from the ladder's row of the newest version."""
     found = latest(data)
@@ -31,8 +43,10 @@ def headline_values(data: results.Data, named: dict[str, str]) -> Iterator[tuple
         return
     version, row = found
     ratio = row.ratio_to_cublas
+    same = same_tile_as(data, version, row)
+    kernel = f" (here with {versions.label(same)}'s tile: the same kernel)" if same else ""
     yield "latest.headline", (
-        f"The newest measured version, {versions.label(version)}, reaches "
+        f"The newest measured version, {versions.label(version)}{kernel}, reaches "
         f"{numfmt.unit_text('tflops', row.tflops)} at {numfmt.shape_text(data.problem)}, "
         f"{ratio.median:.2f} times the speed of cuBLAS timed in the same rounds: "
         f"{PLAIN[results.verdict(ratio)]}.")  # fmt: skip

@@ -13,7 +13,8 @@ from xml.sax.saxutils import escape
 from sphinx.application import Sphinx
 from sphinx.util.typing import ExtensionMetadata
 
-# Pages that are not content: the search page, the index of terms and the 404 page.
+# Pages that are not content: the search page, the index of terms and the 404 page. A page marked ``:nosearch:``
+# (the contributors' page) is left out too: it is for whoever writes the site, not for its readers.
 EXCLUDED = ("search", "genindex", "404")
 
 
@@ -22,7 +23,8 @@ def write_sitemap(app: Sphinx, exception: BaseException | None) -> None:
     if exception is not None or app.builder.format != "html" or not app.config.html_baseurl:
         return
     base = app.config.html_baseurl.rstrip("/") + "/"
-    pages = sorted(doc for doc in app.env.found_docs if doc not in EXCLUDED)
+    pages = sorted(doc for doc in app.env.found_docs
+                   if doc not in EXCLUDED and "nosearch" not in app.env.metadata.get(doc, {}))  # fmt: skip
     urls = "".join(f"  <url><loc>{escape(base + app.builder.get_target_uri(doc))}</loc></url>\n" for doc in pages)
     text = f'<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n{urls}</urlset>\n'
     Path(app.outdir, "sitemap.xml").write_text(text, encoding="utf-8")
