@@ -1,7 +1,7 @@
 """The worker protocol as typed objects: the job a parent writes, the answers a worker writes back (see
 :mod:`.worker` and :mod:`.jobs`), and the raw-sample file a record keeps of them (``samples/<run_id>.json.gz``).
 
-They are :class:`matmul_data.decoding.Model`\\ s, as the results file's objects are: ``from_json`` refuses a missing,
+Each is a :class:`matmul_data.decoding.Model`, as the results file's objects are: ``from_json`` refuses a missing,
 unknown or ill-kinded key, naming it; ``to_json`` gives back the dict it was read from, key for key, so that a
 sample file decoded and encoded again is the same file.
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from matmul_bench.plan import Shape
 from matmul_data.decoding import (
     COUNT,
     COUNT0,
@@ -33,8 +34,6 @@ MODE = Kind(lambda v: v in MODES, f"must be one of {', '.join(MODES)}")
 REAL = Kind(lambda v: isinstance(v, (int, float)) and not isinstance(v, bool), "must be a number (NaN and inf too)")
 SHAPE = Kind(lambda v: isinstance(v, list) and len(v) == 3 and all(COUNT.holds(x) for x in v),
              "must be a shape [m, n, k] of positive integers")  # fmt: skip
-
-Shape = tuple[int, int, int]  # plan.Shape: (M, N, K)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -94,7 +93,7 @@ class RunAnswer(Model):
     name: str = key(TEXT)
     checks: dict[str, tuple[Check, ...]] = key()  # impl -> its checks, the timed shape first
     configs: dict[str, Config] = key()
-    titles: dict[str, str] = key()
+    titles: dict[str, str | None] = key()  # None: neither the spec nor its file names one
     missing: dict[str, PeerMissing] = key()  # peers that could not run, left out
     samples: dict[str, tuple[float, ...]] | None = key(absent=True)  # ms, one per round
     clocks: dict[str, tuple[float, ...]] | None = key(absent=True)  # MHz
