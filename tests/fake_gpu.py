@@ -15,8 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from matmul_bench import machine
-from matmul_bench.plan import Shape
+from matmul_bench.plan import ImplSpec, Shape
+from matmul_bench.protocol import BuildAnswer, BuildSpec, Check, Device, Job
 from matmul_bench.worker import CudaBackend, Prepared, Timing
+from matmul_data.model import Software
 
 BACKEND = "fake_gpu:backend"  # what a job's "backend" says: this module's factory
 TESTS_DIR = Path(__file__).resolve().parent
@@ -46,32 +48,32 @@ class FakeBackend(CudaBackend):
         self.state = 0.0  # an idle GPU
         self.draws: dict[int, float] = {}
 
-    def device(self) -> dict[str, Any]:
+    def device(self) -> Device:
         """The H200 the tests pretend to have."""
-        return dict(FAKE_DEVICE)
+        return Device.from_json(FAKE_DEVICE)
 
-    def software(self) -> dict[str, str]:
+    def software(self) -> Software:
         """Made-up versions."""
-        return {"cuda": "13.0", "torch": "fake", "tilus": "fake", "python": "3.12.3"}
+        return Software.of(cuda="13.0", torch="fake", tilus="fake", python="3.12.3")
 
-    def peer_version(self, impl: dict[str, Any]) -> str | None:
+    def peer_version(self, impl: ImplSpec) -> str | None:
         """No peer is installed on the fake."""
         return None
 
-    def prepare(self, impl: dict[str, Any], shape: Shape) -> Prepared:
+    def prepare(self, impl: ImplSpec, shape: Shape) -> Prepared:
         """An impl whose call returns its made-up time; ``fail_check`` fails, ``missing_peers`` cannot import,
         ``inexact_baseline`` makes cuBLAS miss the tolerance on 3 elements (at every shape, or at those listed)."""
-        if impl["name"] in self.missing:
-            raise ModuleNotFoundError(f"No module named {impl['kind']!r} (the fake backend's stand-in)")
-        scale = FAKE_MS.get(impl["name"], 1.6)
+        if impl.name in self.missing:
+            raise ModuleNotFoundError(f"No module named {impl.kind!r} (the fake backend's stand-in)")
+        scale = FAKE_MS.get(impl.name, 1.6)
         ms = scale * shape[0] * shape[1] * shape[2] / 8192**3
 
-        def check(at: Shape) -> dict[str, Any]:
-            inexact = impl["kind"] == "cublas" and (self.inexact is True or list(at) in (self.inexact or []))
-            bad = 17 if impl["name"] == self.fail else 3 if inexact else 0
-            return {"ok": not bad, "bad": bad, "max_abs_err": 7.0 if bad else 1e-4}
+        def check(at: Shape) -> Check:
+            inexact = impl.kind == "cublas" and (self.inexact is True or list(at) in (self.inexact or []))
+            bad = 17 if impl.name == self.fail else 3 if inexact else 0
+            return Check.of(ok=not bad, bad=bad, max_abs_err=7.0 if bad else 1e-4, shape=at)
 
-        prepared = Prepared(lambda: ms, dict(impl["config"] or {"block_m": 128}), impl["title"] or impl["name"], check)
+        prepared = Prepared(lambda: ms, dict(impl.config or {"block_m": 128}), impl.title or impl.name, check)
         self.draws[id(prepared)] = FAKE_MS["cublas"] / scale  # power in proportion to speed, cuBLAS's 1.0
         return prepared
 
@@ -95,26 +97,26 @@ class FakeBackend(CudaBackend):
     def profile(self, prepared: Prepared) -> None:
         """Nothing to profile."""
 
-    def build(self, spec: dict[str, Any]) -> dict[str, Any]:
+    def build(self, spec: BuildSpec) -> BuildAnswer:
         """A build answer as the worker's: ``fail_check`` (a spec's name) is wrong at every shape it checks, and
         ``fail_build`` fails to build; a pinned spec reports its own config, an unpinned one {"block_m": 128}."""
-        if spec.get("name") == self.fail_build:
-            return {"ok": False, "configs": {}, "checks": [], "error": "RuntimeError: the fake's failed build"}
-        answer: dict[str, Any] = {"ok": True, "configs": {}, "checks": [], "error": None}
-        for m, n, k in spec["shapes"]:
-            bad = 17 if spec.get("name") == self.fail else 0
-            if spec.get("check"):
+        if spec.name == self.fail_build:
+            return BuildAnswer.of(ok=False, configs={}, checks=(), error="RuntimeError: the fake's failed build")
+        ok, configs, checks = True, {}, []
+        for m, n, k in spec.shapes:
+            bad = 17 if spec.name == self.fail else 0
+            if spec.check:
                 report = f"{m}x{n}x{k}: " + (f"{bad} of {m * n} elements wrong" if bad else "ok, max |err| 1.00e-04")
-                answer["checks"].append({"shape": f"{m}x{n}x{k}", "ok": not bad, "bad": bad,
-                                         "max_abs_err": 7.0 if bad else 1e-4, "report": report})  # fmt: skip
-                answer["ok"] = answer["ok"] and not bad
-            answer["configs"][f"{m}x{n}x{k}"] = spec.get("config") or {"block_m": 128}
-        return answer
+                checks.append(Check.of(ok=not bad, bad=bad, max_abs_err=7.0 if bad else 1e-4, shape=(m, n, k),
+                                       report=report))  # fmt: skip
+                ok = ok and not bad
+            configs[f"{m}x{n}x{k}"] = spec.config or {"block_m": 128}
+        return BuildAnswer.of(ok=ok, configs=configs, checks=tuple(checks), error=None)
 
 
-def backend(job: dict[str, Any]) -> FakeBackend:
+def backend(job: Job) -> FakeBackend:
     """The fake for one worker: the job's ``fake`` options, and its process number for the made-up clock."""
-    return FakeBackend(job.get("fake") or {}, (job.get("settings") or {}).get("process", 0))
+    return FakeBackend(job.fake or {}, job.settings.process if job.settings is not None else 0)
 
 
 @contextlib.contextmanager

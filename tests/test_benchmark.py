@@ -16,7 +16,7 @@ from typing import Any
 import fake_gpu
 import pytest
 
-from matmul_bench import aggregate, cli, jobs, kernels, machine, ncu, plan, runner, worker
+from matmul_bench import aggregate, cli, jobs, kernels, machine, ncu, plan, protocol, runner, worker
 from matmul_data import field, model, replicate, results, versions
 
 
@@ -152,9 +152,9 @@ def test_kernels_are_built_once_per_config_with_every_shape_they_meet() -> None:
     made = make("--ladder", "--sweep")
     made = replace(made, runs=tuple(r for r in made.runs if r.section == "ladder" or r.shape == (2048,) * 3))
     specs = runner.build_specs(made)
-    swept = [s for s in specs if s["cls"] == f"MatmulV{versions.names()[-3][1:]}"]
+    swept = [s for s in specs if s.cls == f"MatmulV{versions.names()[-3][1:]}"]
     assert len(specs) == len(versions.names()) and len(swept) == 1
-    assert swept[0]["shapes"] == [[8192, 8192, 8192], [2048, 2048, 2048]] and swept[0]["check"]
+    assert swept[0].shapes == ((8192, 8192, 8192), (2048, 2048, 2048)) and swept[0].check
 
 
 def test_an_unpinned_kernel_is_pinned_to_its_own_build_s_choice_beside_a_pinned_variant(monkeypatch) -> None:
@@ -162,8 +162,9 @@ def test_an_unpinned_kernel_is_pinned_to_its_own_build_s_choice_beside_a_pinned_
     steps = make("--steps", "v8 round 2")
     ruled = {"block_m": 128, "block_n": 256, "consumers": 2, "num_stages": 3, "block_k": 64, "swizzle_size": 16}
 
-    def build_all(specs: list[dict[str, Any]], *args: Any) -> list[dict[str, Any]]:
-        return [{"ok": True, "checks": [], "configs": {"8192x8192x8192": s["config"] or ruled}} for s in specs]
+    def build_all(specs: list[protocol.BuildSpec], *args: Any) -> list[protocol.BuildAnswer]:
+        return [protocol.BuildAnswer.of(ok=True, checks=(), configs={"8192x8192x8192": s.config or ruled}, error=None)
+                for s in specs]  # fmt: skip
 
     monkeypatch.setattr(jobs, "build_all", build_all)
     (run,) = runner.build_and_check(steps).runs
@@ -172,9 +173,10 @@ def test_an_unpinned_kernel_is_pinned_to_its_own_build_s_choice_beside_a_pinned_
 
 
 def test_a_wrong_build_stops_the_record_before_any_timing(monkeypatch) -> None:
-    def build_all(specs: list[dict[str, Any]], *args: Any) -> list[dict[str, Any]]:
-        checks = [{"shape": "8192x8192x8192", "ok": False, "bad": 5, "max_abs_err": 1.0}]
-        return [{"ok": False, "checks": checks, "configs": {}, "error": None} for _ in specs]
+    def build_all(specs: list[protocol.BuildSpec], *args: Any) -> list[protocol.BuildAnswer]:
+        checks = [{"ok": False, "bad": 5, "max_abs_err": 1.0, "shape": [8192, 8192, 8192], "report": "wrong"}]
+        return [protocol.BuildAnswer.from_json({"ok": False, "configs": {}, "checks": checks, "error": None})
+                for _ in specs]  # fmt: skip
 
     monkeypatch.setattr(jobs, "build_all", build_all)
     with pytest.raises(jobs.WrongResult, match="5 wrong elements"):
@@ -189,18 +191,24 @@ SPEC = plan.RunSpec("ladder", "ladder", (8192, 8192, 8192),
 
 
 def process(clock: list[float], **extra: Any) -> dict[str, Any]:
-    """One process's samples: v0 = 4 ms, v1 = 2 ms, cuBLAS = 1 ms, all scaled by the round's clock."""
+    """One process's answer, as a worker writes it: v0 = 4 ms, v1 = 2 ms, cuBLAS = 1 ms, all scaled by the round's
+    clock."""
     base = {"v0": 4.0, "v1": 2.0, "cublas": 1.0}
     return {
+        "name": "ladder",
+        "checks": {},
+        "configs": {"v0": {"block_m": 64}, "v1": {}, "cublas": {}},
+        "titles": {},
+        "missing": {},
         "samples": {n: [ms * c for c in clock] for n, ms in base.items()},
         "clocks": {"v0": [1500.0, 1700.0, 1900.0], "v1": [], "cublas": [1800.0]},
         "power": {"v0": [700.0], "v1": [], "cublas": [650.0, 690.0]},
-        "configs": {"v0": {"block_m": 64}, "v1": {}, "cublas": {}},
     } | extra
 
 
 def make_run(per_process: list[dict[str, Any]], spec: plan.RunSpec = SPEC) -> dict[str, Any]:
-    return aggregate.make_run(spec, per_process, run_id="r", date="2026-12-01", git_commit="abc", warmup_s=1.0,
+    answers = [protocol.RunAnswer.from_json(p) for p in per_process]
+    return aggregate.make_run(spec, answers, run_id="r", date="2026-12-01", git_commit="abc", warmup_s=1.0,
                               repeats=30, log="samples/r.json.gz").to_json()  # fmt: skip
 
 
@@ -288,7 +296,7 @@ def test_a_fake_record_runs_the_whole_protocol_and_writes_paired_results_and_raw
     assert (ladder["git_commit"], ladder["processes"], ladder["rounds"]) == ("abc1234", 2, 3)
     assert ladder["log"] == f"samples/{ladder['run_id']}.json.gz"
     raw = runner.read_samples(tmp_path / "res" / ladder["log"])
-    assert [len(p["samples"]["v0"]) for p in raw["runs"][0]["processes"]] == [3, 3]
+    assert [len(p.samples["v0"]) for p in raw.runs[0].processes if p.samples] == [3, 3]
     recorded = [{k: v for k, v in f["runs"][-1].items() if k != "invocation_s"} for f in (ladder, sweep, steps)]
     recomputed = [r.to_json() for r in aggregate.runs_from_samples(raw, ladder["log"])]
     assert recomputed == recorded  # the intervals can be recomputed
@@ -325,21 +333,22 @@ def test_the_worker_checks_everything_first_then_alternates_the_order_round_by_r
     run = replace(SPEC, section="sweep", shape=(1024, 1024, 1024))
     job = {"mode": "time", "backend": fake_gpu.BACKEND, "runs": [run.to_json()],
            "settings": {"rounds": 3, "repeats": 1, "warmup_s": 0, "process": 0}}  # fmt: skip
-    answer, status = worker.run_job(job)
-    (got,) = answer["runs"]
+    answer, status = worker.run_job(protocol.Job.from_json(job))
+    (got,) = answer.to_json()["runs"]
     assert status == 0 and got["orders"] == [["v0", "v1", "cublas"], ["cublas", "v1", "v0"], ["v0", "v1", "cublas"]]
     assert got["checks"]["v1"] == [{"ok": True, "bad": 0, "max_abs_err": 1e-4, "shape": [1024, 1024, 1024]}]
 
 
 def test_a_worker_finds_the_fake_gpu_in_tests_through_its_path_and_src_holds_no_fake(monkeypatch) -> None:
-    probe = {"mode": "probe", "backend": fake_gpu.BACKEND, "settings": {"process": 0}}
+    probe = protocol.Job.from_json({"mode": "probe", "backend": fake_gpu.BACKEND, "settings": {"process": 0}})
     monkeypatch.delenv("PYTHONPATH", raising=False)
     with fake_gpu.on_child_path():
-        assert jobs.call_worker(probe, 300)["device"] == fake_gpu.FAKE_DEVICE
+        found = jobs.call_worker(probe, protocol.Answer, 300).device
+        assert found is not None and found.to_json() == fake_gpu.FAKE_DEVICE
     with pytest.raises(jobs.BenchmarkError, match="No module named 'fake_gpu'"):
-        jobs.call_worker(probe, 300)  # without tests/ on its path: the fake is no part of the package
+        jobs.call_worker(probe, protocol.Answer, 300)  # without tests/ on its path: the fake is no part of the package
     with pytest.raises(ValueError, match="module:factory"):
-        worker.make_backend({"backend": "fake"})
+        worker.make_backend(protocol.Job.of(mode="probe", backend="fake"))
 
 
 def v6_over_cublas(neighbour: str, warmup_s: float) -> float:
@@ -348,8 +357,9 @@ def v6_over_cublas(neighbour: str, warmup_s: float) -> float:
     run = plan.RunSpec("steps", f"beside {neighbour}", (8192, 8192, 8192), impls)
     job = {"mode": "time", "backend": fake_gpu.BACKEND, "runs": [run.to_json()],
            "settings": {"rounds": 4, "repeats": 30, "warmup_s": warmup_s, "process": 0}}  # fmt: skip
-    answer, status = worker.run_job(job)
-    samples = answer["runs"][0]["samples"]
+    answer, status = worker.run_job(protocol.Job.from_json(job))
+    assert isinstance(answer, protocol.Answer)
+    samples = answer.runs[0].samples or {}
     assert status == 0
     return statistics.median(a / b for a, b in zip(samples["cublas"], samples["v6"], strict=True))
 
@@ -403,14 +413,15 @@ def test_ncu_asks_for_every_stall_reason_and_keeps_them_among_the_raw_metrics(tm
     log.write_text(NCU_CSV.replace(f',"{DRAM}"', f',"{DRAM}","{stall}"').replace('"%","%"', '"%","%",""')
                    .replace('"1,234.5"', '"1,234.5","1.92"').replace('"1","2"', '"1","2","3"'))  # fmt: skip
     counters = ncu.counters(log, ncu.metric_names())
-    assert counters is not None and counters["ncu_metrics"][stall] == 1.92 and counters["tensor_pipe_pct"] == 78.25
+    assert counters is not None and counters.ncu_metrics is not None
+    assert counters.ncu_metrics[stall] == 1.92 and counters.tensor_pipe_pct == 78.25
 
 
 def test_ncu_csv_gives_the_first_kernel_s_counters(tmp_path: Path) -> None:
     log = tmp_path / "ncu.csv"
     log.write_text(NCU_CSV)
     counters = ncu.counters(log, ncu.metric_names())
-    assert counters is not None and counters["tensor_pipe_pct"] == 78.25 and counters["dram_throughput_pct"] == 1234.5
+    assert counters is not None and counters.tensor_pipe_pct == 78.25 and counters.dram_throughput_pct == 1234.5
     assert ncu.counters(tmp_path / "none.csv", ncu.metric_names()) is None
 
 

@@ -86,10 +86,10 @@ def test_a_dry_run_prints_the_work_in_order_and_runs_nothing(monkeypatch, capsys
 
 def test_v8_menu_checks_every_tile_at_the_timed_and_ragged_shapes_and_v7_only_at_8192() -> None:
     work = dry_run("v8-menu", "--shapes", "8192x8192x8192", "3000x5000x4096")
-    built = [(spec["name"], tuple(spec["shapes"][0])) for spec in work.builds]
+    built = [(spec.name, tuple(spec.shapes[0])) for spec in work.builds]
     shapes = [(8192, 8192, 8192), (3000, 5000, 4096), *menus.V8_CHECK_ONLY]
     assert built == [*((tile, s) for tile in TILES for s in shapes), ("V7", (8192, 8192, 8192))]
-    assert all(spec["check"] and len(spec["shapes"]) == 1 for spec in work.builds)  # one (impl, shape) per worker
+    assert all(spec.check and len(spec.shapes) == 1 for spec in work.builds)  # one (impl, shape) per worker
     assert [[i.name for i in run.impls] for run in work.runs] == [[*TILES, "V7", "cuBLAS"], [*TILES, "cuBLAS"]]
     assert work.settings is not None and (work.settings.rounds, work.settings.repeats) == (8, 10)
 
@@ -98,9 +98,9 @@ def test_v9_menu_times_v8_v9_and_the_extras_and_checks_the_extras_at_the_common_
     work = dry_run("v9-menu", "--extra", "v9-128x256-b", "--shapes", "4096x4096x4096")
     assert [run.shape for run in work.runs] == [(4096, 4096, 4096)]
     assert [i.name for i in work.runs[0].impls] == ["V8", "V9", "v9-128x256-b", "cuBLAS"]
-    extra = [tuple(spec["shapes"][0]) for spec in work.builds if spec["name"] == "v9-128x256-b"]
+    extra = [tuple(spec.shapes[0]) for spec in work.builds if spec.name == "v9-128x256-b"]
     assert set(extra) == {*kernels.load("common").CHECK_SHAPES, (4096, 4096, 4096)}
-    assert work.builds[2]["config"] == {"block_m": 128, "block_n": 256, "consumers": 2, "num_stages": 3,
+    assert work.builds[2].config == {"block_m": 128, "block_n": 256, "consumers": 2, "num_stages": 3,
                                         "block_k": 64, "swizzle_size": 8, "share": "b"}  # fmt: skip
     assert work.build_timeout_s == 300  # --build-timeout's default: a hang ends
 
@@ -115,9 +115,9 @@ def test_v9_menu_fitted_times_the_field_set_s_fitted_half() -> None:
 
 def test_stream_k_checks_each_shape_twice_on_fresh_inputs_with_the_tail_split() -> None:
     work = dry_run("stream-k")
-    assert [(tuple(s["shapes"][0]), s["seed"]) for s in work.builds] == [
+    assert [(tuple(s.shapes[0]), s.seed) for s in work.builds] == [
         (shape, seed) for shape in correctness.STREAM_K_SHAPES for seed in (1, 2)]  # fmt: skip
-    assert all(s["config"]["stream_k"] and s["cls"] == "MatmulV7StreamK" for s in work.builds) and not work.runs
+    assert all((s.config or {})["stream_k"] and s.cls == "MatmulV7StreamK" for s in work.builds) and not work.runs
 
 
 def test_the_sanitizer_checks_build_in_this_process_so_that_a_sanitizer_sees_the_kernels(monkeypatch,

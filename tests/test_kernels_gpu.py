@@ -24,6 +24,7 @@ import torch
 
 from matmul_bench import jobs
 from matmul_bench import kernels as loader
+from matmul_bench.protocol import BuildAnswer, BuildSpec
 from matmul_data import versions as registry
 
 common = loader.load("common")
@@ -37,9 +38,9 @@ def versions() -> list[int]:
     return [v.number for v in registry.all_versions(KERNEL_DIR)]
 
 
-def spec(version: int, shapes: list[tuple[int, int, int]]) -> dict[str, Any]:
-    return {"file": str(KERNEL_DIR / f"matmul_v{version}.py"), "cls": f"MatmulV{version}",
-            "config": None, "shapes": [list(s) for s in shapes], "check": False}  # fmt: skip
+def spec(version: int, shapes: list[tuple[int, int, int]]) -> BuildSpec:
+    return BuildSpec.of(file=str(KERNEL_DIR / f"matmul_v{version}.py"), cls=f"MatmulV{version}", config=None,
+                        shapes=tuple(shapes), check=False)  # fmt: skip
 
 
 def drawn_shapes(seed: int = 27) -> list[tuple[int, int, int]]:
@@ -64,7 +65,7 @@ def input_seed() -> int:
 
 
 @pytest.fixture(scope="session")
-def prebuilt() -> dict[tuple[int, tuple[int, int, int]], tuple[dict[str, Any], int]]:
+def prebuilt() -> dict[tuple[int, tuple[int, int, int]], tuple[BuildAnswer, int]]:
     """Every (version, shape) built first, in parallel processes; the drawn shapes are checked there too, so that
     dozens of checks run at once: (version, drawn shape) -> (the process's answer, the seed of its inputs)."""
     # A version with one configuration builds its shapes in one process (fewer process starts), and these long
@@ -75,11 +76,12 @@ def prebuilt() -> dict[tuple[int, tuple[int, int, int]], tuple[dict[str, Any], i
     specs += [spec(v, [shape]) for v in sorted(per_problem) for shape in common.CHECK_SHAPES]
     specs += menu_specs()
     drawn = [(v, shape, input_seed()) for v in versions() for shape in DRAWN_SHAPES]
-    specs += [{**spec(v, [shape]), "check": True, "seed": seed} for v, shape, seed in drawn]
+    specs += [spec(v, [shape]).put(check=True, seed=seed) for v, shape, seed in drawn]
     answers = jobs.build_all(specs, jobs=os.cpu_count() or 4, timeout_s=900)
     for s, answer in zip(specs, answers, strict=True):
-        if not answer["ok"] and not s["check"]:  # the test of that version builds it again and reports the error
-            print(f"prebuild of {s['cls']} at {s['shapes']} failed: {answer['error']}", file=sys.stderr)
+        if not answer.ok and not s.check:  # the test of that version builds it again and reports the error
+            print(f"prebuild of {s.cls} at {[list(shape) for shape in s.shapes]} failed: {answer.error}",
+                  file=sys.stderr)  # fmt: skip
     checked = answers[len(specs) - len(drawn) :]
     return {(v, shape): (answer, seed) for (v, shape, seed), answer in zip(drawn, checked, strict=True)}
 
@@ -87,7 +89,7 @@ def prebuilt() -> dict[tuple[int, tuple[int, int, int]], tuple[dict[str, Any], i
 @pytest.fixture(scope="session")
 def kernels(prebuilt: dict[Any, Any]) -> dict[int, Any]:
     """One pinned instance per version, loaded here once its builds are in Tilus's cache."""
-    return {v: loader.make_kernel(spec(v, [])["file"], f"MatmulV{v}", None) for v in versions()}
+    return {v: loader.make_kernel(spec(v, []).file, f"MatmulV{v}", None) for v in versions()}
 
 
 V = [pytest.param(v, id=f"v{v}") for v in versions()]
@@ -114,8 +116,8 @@ def test_version_matches_float64_reference_at_every_n_mod_8(
 ) -> None:
     """The same check as above, run in the process that built the kernel (common.check there)."""
     answer, seed = prebuilt[(version, shape)]
-    reports = [check["report"] for check in answer["checks"]]
-    assert answer["ok"], f"V{version}: {reports or answer['error']} (HOPPER_MATMUL_SEED={seed})"
+    reports = [check.report for check in answer.checks]
+    assert answer.ok, f"V{version}: {reports or answer.error} (HOPPER_MATMUL_SEED={seed})"
 
 
 def half(*shape: int) -> torch.Tensor:
@@ -169,9 +171,9 @@ def menu() -> list[dict[str, Any]]:
 MENU = {f"{c['block_m']}x{c['block_n']}": c for c in menu()}
 
 
-def menu_specs() -> list[dict[str, Any]]:
+def menu_specs() -> list[BuildSpec]:
     """Every tile of V8's menu, pinned, at every (N, K) of MENU_SHAPES: one build per process (the prebuilt pool)."""
-    return [{"file": str(V8_FILE), "cls": "MatmulV8", "config": c, "shapes": [list(s)], "check": False}
+    return [BuildSpec.of(file=str(V8_FILE), cls="MatmulV8", config=c, shapes=(s,), check=False)
             for c in MENU.values() for s in MENU_SHAPES]  # fmt: skip
 
 

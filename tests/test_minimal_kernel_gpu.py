@@ -15,9 +15,10 @@ SIZES = [2048, 4096, 8192]
 def built() -> None:
     """Each size's build in its own process, at once (Tilus caches them on disk for the tests)."""
     from matmul_bench import jobs
+    from matmul_bench.protocol import BuildSpec
 
     file = str(Path(__file__).resolve().parent / "minimal_kernel.py")
-    specs = [{"file": file, "cls": "MinimalTmaWgmma", "config": None, "shapes": [[s, s, s]]} for s in SIZES]
+    specs = [BuildSpec.of(file=file, cls="MinimalTmaWgmma", config=None, shapes=((s, s, s),)) for s in SIZES]
     jobs.build_all(specs, jobs=len(specs), timeout_s=900)
 
 

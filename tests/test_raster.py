@@ -10,6 +10,7 @@ import tilus
 from tilus import int32
 
 from matmul_bench.kernels import load
+from matmul_bench.protocol import BuildSpec
 
 common = load("common")  # the Tilus 0.2.0 fixes (applied on import) and the correctness check
 # Not bound to the name "raster": the probe kernel below assigns a local of that name, and Tilus refuses to rebind
@@ -175,10 +176,10 @@ AWKWARD = (896, 1792, 200)
 AWKWARD_VERSIONS = ["matmul_v4", "matmul_v5", "matmul_v6"]
 
 
-def awkward_spec(version: str, swizzle: int) -> dict:
+def awkward_spec(version: str, swizzle: int) -> BuildSpec:
     config = {"block_m": 128, "block_n": 256, "block_k": 64, "num_stages": 3, "swizzle_size": swizzle}
     cls = "MatmulV" + version.removeprefix("matmul_v")
-    return {"file": str(EXAMPLES / f"{version}.py"), "cls": cls, "config": config, "shapes": [list(AWKWARD)]}
+    return BuildSpec.of(file=str(EXAMPLES / f"{version}.py"), cls=cls, config=config, shapes=(AWKWARD,))
 
 
 @pytest.fixture(scope="module")
@@ -198,5 +199,5 @@ def test_kernels_are_exact_on_a_grid_whose_raster_divisors_are_awkward(version: 
     from matmul_bench import kernels
 
     spec = awkward_spec(version, swizzle)
-    result = common.check(kernels.make_kernel(spec["file"], spec["cls"], spec["config"]), *AWKWARD)
+    result = common.check(kernels.make_kernel(spec.file, spec.cls, spec.config), *AWKWARD)
     assert result.ok, f"{result.bad} wrong elements, max |err| {result.max_abs_err}"

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from matmul_bench import kernels, plan
 from matmul_data import budget, paths, results, versions
+from matmul_data.decoding import Config
 
 if TYPE_CHECKING:  # tilus and torch are imported where a build needs them: --help runs without them
     import torch
@@ -71,7 +72,7 @@ def find_tool(name: str) -> str:
     return found
 
 
-def generate_source(script_cls: type, config: dict[str, Any], args: tuple[Any, ...]) -> str:
+def generate_source(script_cls: type, config: Config, args: tuple[Any, ...]) -> str:
     """Have Tilus lower ``script_cls`` with one configuration for sm_90a; return source.cu."""
     import tilus
 
@@ -148,7 +149,7 @@ def cpu_operands(m: int, n: int, k: int) -> tuple[torch.Tensor, torch.Tensor, to
 
 
 def build_sm90a(
-    script_cls: type, config: dict[str, Any], m: int = 1024, n: int = 1024, k: int = 1024, sass: bool = False
+    script_cls: type, config: Config, m: int = 1024, n: int = 1024, k: int = 1024, sass: bool = False
 ) -> BuildReport:
     """Lower one configuration of a matmul script for sm_90a and compile it with nvcc (``sass``: and disassemble)."""
     return compile_sm90a(generate_source(script_cls, config, (m, n, k, *cpu_operands(m, n, k))), sass=sass)

@@ -11,10 +11,14 @@ import tempfile
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from matmul_bench import kernels
+from matmul_bench.protocol import Answer, BuildAnswer, BuildSpec, Job
 from matmul_bench.worker import WRONG_RESULT
+from matmul_data.decoding import ResultsError
+
+Reply = TypeVar("Reply", Answer, BuildAnswer)  # what a caller reads a worker's answer as
 
 
 class BenchmarkError(Exception):
@@ -25,11 +29,12 @@ class WrongResult(BenchmarkError):
     """An implementation of ours failed its check: nothing of it is recorded; exit status 3."""
 
 
-def call_worker(job: dict[str, Any], timeout_s: float, prefix: Sequence[str] = ()) -> dict[str, Any]:
-    """Run one fresh worker (``prefix``: under ncu) on a job; its answer, or an exception saying why there is none."""
+def call_worker(job: Job, reads: type[Reply], timeout_s: float, prefix: Sequence[str] = ()) -> Reply:
+    """Run one fresh worker (``prefix``: under ncu) on a job; its answer, read as ``reads``, or an exception saying why
+    there is none."""
     with tempfile.TemporaryDirectory(prefix="bench-worker-") as tmp:
         job_path, answer_path = Path(tmp) / "job.json", Path(tmp) / "answer.json"
-        job_path.write_text(json.dumps(job), encoding="utf-8")
+        job_path.write_text(json.dumps(job.to_json()), encoding="utf-8")
         cmd = [*prefix, *kernels.command("worker", str(job_path), str(answer_path))]
         # Its own process group, so that a timeout or Ctrl-C also ends what it started (nvcc, ncu's target).
         proc = subprocess.Popen(cmd, env=kernels.child_env(), start_new_session=True)
@@ -44,28 +49,41 @@ def call_worker(job: dict[str, Any], timeout_s: float, prefix: Sequence[str] = (
             raise
         if not answer_path.exists():
             raise BenchmarkError(f"a worker exited with status {status} and no answer (its output is above)")
-        answer = json.loads(answer_path.read_text(encoding="utf-8"))
+        data = json.loads(answer_path.read_text(encoding="utf-8"))
+    try:
+        answer = read_answer(data, reads)
+    except ResultsError as exc:
+        raise BenchmarkError(f"a worker's answer (status {status}) does not follow the protocol: {exc}") from exc
     if status == WRONG_RESULT:
-        raise WrongResult(answer.get("error") or "a check failed")
-    if answer.get("no_gpu"):
-        raise BenchmarkError(answer["error"])
-    if status != 0 or answer.get("error"):
-        raise BenchmarkError(f"a worker failed (status {status}): {answer.get('error')}")
+        raise WrongResult(answer.error or "a check failed")
+    if isinstance(answer, Answer) and answer.no_gpu:
+        raise BenchmarkError(str(answer.error))
+    if status != 0 or answer.error:
+        raise BenchmarkError(f"a worker failed (status {status}): {answer.error}")
+    if not isinstance(answer, reads):
+        raise BenchmarkError(f"a worker answered a failure with no error instead of a {reads.__name__}")
     return answer
 
 
-def build_all(specs: Sequence[dict[str, Any]], jobs: int = 8, timeout_s: float = 1800, autotune: bool = False,
-              backend: str = "cuda", fake: dict[str, Any] | None = None) -> list[dict[str, Any]]:  # fmt: skip
-    """Every spec ({file, cls, config, shapes, check, seed}) built (and checked) in its own process, ``jobs`` at a
-    time, in order, on ``backend`` (a worker's; ``fake``: the fake's options); a failure comes back as
-    {"ok": False, "error": ...}."""
+def read_answer(data: Any, reads: type[Reply]) -> Reply | Answer:
+    """A worker's answer as ``reads``, else as a failed job's (an Answer with its error); ResultsError if neither."""
+    try:
+        return reads.from_json(data)
+    except ResultsError:
+        return Answer.from_json(data)
 
-    def build(spec: dict[str, Any]) -> dict[str, Any]:
-        job = {"mode": "build", "build": spec, "autotune": autotune, "backend": backend, "fake": fake or {}}
+
+def build_all(specs: Sequence[BuildSpec], jobs: int = 8, timeout_s: float = 1800, autotune: bool = False,
+              backend: str = "cuda", fake: dict[str, Any] | None = None) -> list[BuildAnswer]:  # fmt: skip
+    """Every spec built (and checked) in its own process, ``jobs`` at a time, in order, on ``backend`` (a worker's;
+    ``fake``: the fake's options); a failure comes back as an answer that is not ok, with its error."""
+
+    def build(spec: BuildSpec) -> BuildAnswer:
+        job = Job.of(mode="build", build=spec, autotune=autotune, backend=backend, fake=fake or {})
         try:
-            return call_worker(job, timeout_s)
+            return call_worker(job, BuildAnswer, timeout_s)
         except BenchmarkError as exc:
-            return {"ok": False, "configs": {}, "checks": [], "error": str(exc)}
+            return BuildAnswer.of(ok=False, configs={}, checks=(), error=str(exc))
 
     with ThreadPoolExecutor(max(1, jobs)) as pool:
         return list(pool.map(build, specs))

@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from matmul_data.decoding import Config
+
 # The loader, re-exported for the benchmark's modules.
 from matmul_data.loader import (  # noqa: F401
     EXPERIMENTS_DIR,
@@ -30,7 +32,7 @@ def kernel_class(file: Path | str, cls: str) -> type:
     return found
 
 
-def make_kernel(file: Path | str, cls: str, config: dict[str, Any] | None, autotune: bool = False) -> Any:
+def make_kernel(file: Path | str, cls: str, config: Config | None, autotune: bool = False) -> Any:
     """An instance of the script: pinned to ``config``; with None, the file's ``config_for`` at each problem, else its
     ``TUNED`` (or, with ``autotune``, Tilus's whole autotune space)."""
     common = load("common")

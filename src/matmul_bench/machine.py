@@ -13,7 +13,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from matmul_data import paths
+from matmul_bench.protocol import Device
+from matmul_data import model, paths
 
 # Dense FP16/BF16 tensor-core peak (FP32 accumulate) by exact GPU name; the datasheets print the
 # with-sparsity figure (1,979 TFLOPS), dense is half of it. Unlisted GPUs get null.
@@ -96,7 +97,7 @@ def require_hopper() -> None:
         raise NoHopperGPU(f"{name} is sm_{major}{minor}; the kernels use WGMMA and TMA and need sm_90 (Hopper)")
 
 
-def device() -> dict[str, Any]:
+def device() -> Device:
     """CUDA device 0 as torch sees it, plus what NVML adds (driver, clock and power limits)."""
     import torch
 
@@ -104,9 +105,8 @@ def device() -> dict[str, Any]:
     props = torch.cuda.get_device_properties(0)
     major, minor = torch.cuda.get_device_capability(0)
     uuid = str(getattr(props, "uuid", "") or "")
-    found = {"name": props.name, "sm_count": props.multi_processor_count, "compute_capability": f"{major}.{minor}",
-             "memory_gb": round(props.total_memory / 2**30, 1), "uuid": uuid}  # fmt: skip
-    return found | nvml_limits(uuid)
+    return Device.of(name=props.name, sm_count=props.multi_processor_count, compute_capability=f"{major}.{minor}",
+                     memory_gb=round(props.total_memory / 2**30, 1), uuid=uuid, **nvml_limits(uuid))  # fmt: skip
 
 
 def _quiet(read: Callable[[], Any], default: Any = None) -> Any:
@@ -225,11 +225,11 @@ class WindowSampler:
             self._thread.join(timeout=5)
 
 
-def gpu_record(found: dict[str, Any]) -> dict[str, Any]:
+def gpu_record(found: Device) -> model.Gpu:
     """The results file's ``gpu`` section from what a worker's probe found."""
-    peak, source = PUBLISHED_PEAKS.get(found["name"], (None, None))
-    return {**{key: found[key] for key in ("name", "sm_count", "compute_capability", "memory_gb")},
-            "driver": found.get("driver") or "unknown",
-            "clocks_mhz": {"sm_max": found.get("sm_max"), "mem_max": found.get("mem_max")},
-            "power_limit_w": found.get("power_limit_w"), "published_dense_fp16_tflops": peak,
-            "published_source": source}  # fmt: skip
+    peak, source = PUBLISHED_PEAKS.get(found.name, (None, None))
+    return model.Gpu.of(name=found.name, sm_count=found.sm_count, compute_capability=found.compute_capability,
+                        memory_gb=found.memory_gb, driver=found.driver or "unknown",
+                        clocks_mhz=model.Clocks.of(sm_max=found.sm_max, mem_max=found.mem_max),
+                        power_limit_w=found.power_limit_w, published_dense_fp16_tflops=peak,
+                        published_source=source)  # fmt: skip

@@ -9,7 +9,8 @@ import shutil
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+
+from matmul_data import model
 
 # Counter -> its metrics, most wanted first; a counter is the first of them that ncu measured. On the H200's ncu
 # (2025.3) the tensor pipe's cycles-active metric of the WGMMA family alone does not exist: the whole pipe's
@@ -66,7 +67,7 @@ def prefix(ncu: str, metrics: Sequence[str], log: Path) -> list[str]:
             "--metrics", ",".join(metrics), "--csv", "--page", "raw", "--log-file", str(log)]  # fmt: skip
 
 
-def counters(log: Path, metrics: Sequence[str]) -> dict[str, Any] | None:
+def counters(log: Path, metrics: Sequence[str]) -> model.Counters | None:
     """The counters of the first kernel in ncu's log (``--csv --page raw``); None when it measured none of them."""
     lines = (log.read_text(errors="replace") if log.exists() else "").splitlines()
     start = next((i for i, line in enumerate(lines) if line.startswith('"') and any(m in line for m in metrics)), None)
@@ -80,4 +81,6 @@ def counters(log: Path, metrics: Sequence[str]) -> dict[str, Any] | None:
             if column in metrics:
                 values[column] = float(cell.replace(",", ""))
     found = {c: next((values[m] for m in ms if m in values), None) for c, ms in NCU_METRICS.items()}
-    return None if all(v is None for v in found.values()) else {**found, "ncu_metrics": values}
+    if all(v is None for v in found.values()):
+        return None
+    return model.Counters.from_json({**found, "ncu_metrics": values})

@@ -9,10 +9,11 @@ from typing import Any
 
 from matmul_bench import machine
 from matmul_bench.baseline import busiest_kernel
-from matmul_bench.plan import TORCH_COMPILE_MODE, TRITON_INDUCTOR_CONFIG
+from matmul_bench.plan import TORCH_COMPILE_MODE, TRITON_INDUCTOR_CONFIG, ImplSpec
+from matmul_data.decoding import Config
 
 Kernel = Callable[[int, int, int, Any, Any, Any], Any]
-Built = tuple[Kernel, Callable[[], Any], dict[str, Any]]
+Built = tuple[Kernel, Callable[[], Any], Config]
 
 
 def triton_matmul(x: Any, y: Any) -> Any:
@@ -69,6 +70,6 @@ def build_quack(tuned: bool, a: Any, b: Any, c: Any) -> Built:
     return kernel, call, config
 
 
-def build(impl: dict[str, Any], a: Any, b: Any, c: Any) -> Built:
+def build(impl: ImplSpec, a: Any, b: Any, c: Any) -> Built:
     """The peer an ImplSpec of kind "triton" or "quack" names, built, compiled and (where asked) autotuned."""
-    return build_triton(a, b, c) if impl["kind"] == "triton" else build_quack(bool(impl["config"]["tuned"]), a, b, c)
+    return build_triton(a, b, c) if impl.kind == "triton" else build_quack(bool((impl.config or {})["tuned"]), a, b, c)

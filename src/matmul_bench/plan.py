@@ -10,6 +10,7 @@ from typing import Any
 
 from matmul_bench import kernels
 from matmul_data import paths, versions
+from matmul_data.decoding import Config
 from matmul_data.field import FIELD, FieldShape
 from matmul_data.schema import SECTIONS
 from matmul_data.versions import CUBLAS, QUACK, QUACK_AUTOTUNED, TRITON
@@ -70,7 +71,7 @@ class ImplSpec:
     title: str | None = None  # None: the kernel file's TITLE, read by the worker that imports it
     file: str | None = None
     cls: str | None = None
-    config: dict[str, Any] | None = None
+    config: Config | None = None
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,6 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from matmul_bench import aggregate, jobs, machine, ncu
 from matmul_bench.jobs import BenchmarkError, WrongResult
@@ -25,6 +24,7 @@ from matmul_bench.plan import (
     process_estimate,
     shape_text,
 )
+from matmul_bench.protocol import Answer, BuildSpec, Job, RecordSettings, SampleFile, SampleRun, Settings
 from matmul_data import model, paths, replicate, results
 
 DRAFT_DIR = paths.BUILD_DIR / "draft"  # a record from a tree that is not a clean commit goes here
@@ -36,23 +36,24 @@ def say(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def job(plan: Plan, mode: str, runs: Sequence[RunSpec], process: int = 0) -> dict[str, Any]:
+def job(plan: Plan, mode: str, runs: Sequence[RunSpec], process: int = 0) -> Job:
     """The job a worker runs."""
     s = plan.settings
-    return {"mode": mode, "backend": plan.backend, "fake": plan.fake, "autotune": plan.autotune,
-            "settings": {"rounds": s.rounds, "repeats": s.repeats, "warmup_s": s.warmup_s, "process": process},
-            "runs": [r.to_json() for r in runs]}  # fmt: skip
+    settings = Settings.of(rounds=s.rounds, repeats=s.repeats, warmup_s=s.warmup_s, process=process)
+    return Job.of(mode=mode, backend=plan.backend, fake=plan.fake, autotune=plan.autotune, settings=settings,
+                  runs=tuple(r.to_json() for r in runs))  # fmt: skip
 
 
-def build_specs(plan: Plan) -> list[dict[str, Any]]:
+def build_specs(plan: Plan) -> list[BuildSpec]:
     """One build spec per distinct kernel (file, class, config), with every shape it is timed or checked at."""
-    specs: dict[str, dict[str, Any]] = {}
+    specs: dict[str, BuildSpec] = {}
     for run in plan.runs:
         for impl in (i for i in run.impls if i.kind == "kernel"):
             key = json.dumps([impl.file, impl.cls, impl.config], sort_keys=True)
-            spec = specs.setdefault(key, {"file": impl.file, "cls": impl.cls, "config": impl.config, "shapes": [],
-                                          "check": True, "name": impl.name})  # fmt: skip
-            spec["shapes"] += [list(s) for s in (run.shape, *run.check_shapes) if list(s) not in spec["shapes"]]
+            spec = specs.setdefault(key, BuildSpec.of(file=impl.file, cls=impl.cls, config=impl.config, shapes=(),
+                                                      check=True, name=impl.name))  # fmt: skip
+            shapes = dict.fromkeys((*spec.shapes, run.shape, *run.check_shapes))  # each once, in the order met
+            specs[key] = spec.put(shapes=tuple(shapes))
     return list(specs.values())
 
 
@@ -62,12 +63,12 @@ def build_and_check(plan: Plan) -> Plan:
     answers = jobs.build_all(specs, 1 if plan.autotune else BUILD_JOBS, TIMEOUT_S, plan.autotune)
     configs, wrong, failed = {}, [], []
     for spec, answer in zip(specs, answers, strict=True):
-        wrong += [f"{spec['name']} ({spec['cls']}) at {c['shape']}: {c['bad']} wrong elements"
-                  for c in answer["checks"] if not c["ok"]]  # fmt: skip
-        if not answer["ok"] and not answer["checks"]:
-            failed.append(f"{spec['name']} ({spec['cls']}): {answer['error']}")
-        if spec["config"] is None:  # only an unpinned kernel's choice is pinned for it; a pinned one keeps its own
-            configs.update({(spec["file"], spec["cls"], shape): c for shape, c in answer["configs"].items()})
+        wrong += [f"{spec.name} ({spec.cls}) at {shape_text(c.shape)}: {c.bad} wrong elements"
+                  for c in answer.checks if not c.ok]  # fmt: skip
+        if not answer.ok and not answer.checks:
+            failed.append(f"{spec.name} ({spec.cls}): {answer.error}")
+        if spec.config is None:  # only an unpinned kernel's choice is pinned for it; a pinned one keeps its own
+            configs.update({(spec.file, spec.cls, shape): c for shape, c in answer.configs.items()})
     if wrong:
         raise WrongResult("wrong results, nothing timed or written:\n  " + "\n  ".join(wrong))
     if failed:
@@ -108,14 +109,14 @@ def method(plan: Plan) -> model.Method:
     })  # fmt: skip
 
 
-def document(plan: Plan, probe: dict[str, Any], section: str | None = None,
+def document(plan: Plan, probe: Answer, section: str | None = None,
              runs: Sequence[model.Run] = ()) -> model.Results:  # fmt: skip
     """A results file holding one section's new runs (or none), with this machine's provenance."""
     m, n, k = BENCH_SHAPE
     figures = tuple(aggregate.as_figure(run) for run in runs)
     problem = model.Problem.of(m=m, n=n, k=k, dtype="float16", accumulate="float32")
-    doc = model.Results.of(schema=results.SCHEMA_VERSION, gpu=model.Gpu.from_json(machine.gpu_record(probe["device"])),
-                           software=model.Software.from_json(probe["software"]), method=method(plan), problem=problem,
+    doc = model.Results.of(schema=results.SCHEMA_VERSION, gpu=machine.gpu_record(probe.device),
+                           software=probe.software, method=method(plan), problem=problem,
                            **{s: figures if section == s else () for s in results.SECTIONS})  # fmt: skip
     return doc.put(ladder=figures[0]) if section == "ladder" and figures else doc
 
@@ -129,10 +130,10 @@ def merged_with(existing: model.Results | None, new: model.Results) -> model.Res
     return merged.put(method=merged.method.put(earlier_runs=kept)) if kept else merged
 
 
-def read_samples(path: Path) -> dict[str, Any]:
+def read_samples(path: Path) -> SampleFile:
     """A raw-sample file as :func:`run_plan` writes it: gzip-compressed JSON."""
     with gzip.open(path, "rt", encoding="utf-8") as f:
-        return json.load(f)
+        return SampleFile.from_json(json.load(f))
 
 
 def format_table(runs: Sequence[model.Run]) -> str:
@@ -160,8 +161,10 @@ def missing_text(entry: model.PeerMissing) -> str:
 def run_plan(plan: Plan) -> int:
     """Run a whole record; each section is merged into the results file as soon as it is complete."""
     say("probe the GPU")
-    probe = jobs.call_worker(job(plan, "probe", []), TIMEOUT_S)
-    gpu = probe["device"]["name"]
+    probe = jobs.call_worker(job(plan, "probe", []), Answer, TIMEOUT_S)
+    if probe.device is None or probe.software is None:
+        raise BenchmarkError("the probe's answer names no device or software")
+    gpu = probe.device.name
     out = plan.out or (QUICK_DIR / f"{results.slug(gpu)}.json" if plan.quick else results.path_for_gpu(gpu))
     started = machine.utc_now()
     run_id, date = started.strftime("%Y-%m-%dT%H%M%SZ"), started.strftime("%Y-%m-%d")
@@ -175,10 +178,10 @@ def run_plan(plan: Plan) -> int:
         results.merge(data, document(plan, probe))  # another GPU's file: refused before measuring
     except results.ResultsError as exc:
         raise BenchmarkError(f"{exc}\n(the file was left as it is; fix or move it, or pass --out)") from exc
-    say(f"on {gpu} ({probe['device']['sm_count']} SMs); results go to {out}")
+    say(f"on {gpu} ({probe.device.sm_count} SMs); results go to {out}")
     log_rel = f"{SAMPLES}/{run_id}.json.gz"
-    samples: dict[str, Any] = {"run_id": run_id, "date": date, "git_commit": commit, "gpu": probe["device"],
-                               "software": probe["software"], "settings": vars(plan.settings), "runs": []}  # fmt: skip
+    samples = SampleFile.of(run_id=run_id, date=date, git_commit=commit, gpu=probe.device, software=probe.software,
+                            settings=RecordSettings.of(**vars(plan.settings)), runs=())  # fmt: skip
     if plan.backend == "cuda":  # the fake GPU builds nothing
         say("build and check every kernel")
         plan = build_and_check(plan)
@@ -188,12 +191,12 @@ def run_plan(plan: Plan) -> int:
         timeout_s = max(TIMEOUT_S, 2.0 * process_estimate(plan, section))  # the field with peers: ~45 min
         for p in range(plan.settings.processes):
             say(f"{section}: process {p + 1}/{plan.settings.processes}")
-            answers.append(jobs.call_worker(job(plan, "time", specs, p), timeout_s)["runs"])  # one per spec, in order
-        raw = [{"spec": spec.to_json(), "processes": [runs[i] for runs in answers],
-                "counters": run_counters(plan, spec) if plan.ncu and spec.profile else None}
-               for i, spec in enumerate(specs)]  # fmt: skip
-        samples["runs"] += raw
-        runs = aggregate.runs_from_samples({**samples, "runs": raw}, log_rel)  # what the raw samples give, exactly
+            answers.append(jobs.call_worker(job(plan, "time", specs, p), Answer, timeout_s).runs)  # one per spec
+        raw = tuple(SampleRun.of(spec=spec.to_json(), processes=tuple(runs[i] for runs in answers),
+                                 counters=run_counters(plan, spec) if plan.ncu and spec.profile else None)
+                    for i, spec in enumerate(specs))  # fmt: skip
+        samples = samples.put(runs=(*samples.runs, *raw))
+        runs = aggregate.runs_from_samples(samples.put(runs=raw), log_rel)  # what the raw samples give, exactly
         for spec, run in zip(specs, runs, strict=True):
             if run.rows[results.CUBLAS].wrong_elements is not None:
                 say(f"{section}: cuBLAS failed its float64 check at {shape_text(spec.shape)} ("
@@ -203,7 +206,7 @@ def run_plan(plan: Plan) -> int:
                 say(f"{section}: {name} could not run at {shape_text(spec.shape)}, recorded in peers_missing and "
                     f"left out: {missing_text(entry)}")  # fmt: skip
         data = merged_with(data, document(plan, probe, section, runs))
-        payload = gzip.compress((json.dumps(samples, indent=1) + "\n").encode("utf-8"), mtime=0)
+        payload = gzip.compress((json.dumps(samples.to_json(), indent=1) + "\n").encode("utf-8"), mtime=0)
         results.write_bytes_atomic(out.parent / log_rel, payload)  # atomically: a temporary file, then a rename
         results.write_atomic(out, data)
         recorded += runs
@@ -218,11 +221,11 @@ def run_plan(plan: Plan) -> int:
     return 0
 
 
-def run_counters(plan: Plan, spec: RunSpec) -> dict[str, Any] | None:
+def run_counters(plan: Plan, spec: RunSpec) -> dict[str, model.Counters | None] | None:
     """ncu counters for each row of a run, one profiled worker each; null (with a warning) where ncu fails."""
     exe = ncu.find_ncu() if plan.backend == "cuda" else None
     metrics = ncu.available_metrics(exe) if exe else []
-    counters: dict[str, Any] = {}
+    counters: dict[str, model.Counters | None] = {}
     for impl in spec.impls:
         say(f"ncu {spec.name}: {impl.name}")
         if not metrics:
@@ -232,7 +235,7 @@ def run_counters(plan: Plan, spec: RunSpec) -> dict[str, Any] | None:
             log = Path(tmp) / "ncu.csv"
             try:
                 single = job(plan, "profile", [replace(spec, impls=(impl,))])
-                jobs.call_worker(single, TIMEOUT_S, ncu.prefix(exe, metrics, log))
+                jobs.call_worker(single, Answer, TIMEOUT_S, ncu.prefix(exe, metrics, log))
                 counters[impl.name] = ncu.counters(log, metrics)
             except BenchmarkError as exc:
                 say(f"  ncu failed for {impl.name}, counters recorded as null: {exc}")

@@ -26,6 +26,7 @@ from typing import Any
 from matmul_bench import kernels, machine
 from matmul_bench.plan import UsageError
 from matmul_data import model, results, versions
+from matmul_data.decoding import Config
 
 SPEC_FILE = kernels.SPECS_DIR / "tryit.py"
 MARK = "@@tryit "
@@ -45,7 +46,7 @@ class Job:
     file: Path  # the chapter's kernel file (unedited)
     cls: str
     edits: tuple[tuple[str, str], ...]
-    config: dict[str, Any]  # the kernel file's TUNED, with the edit's overrides
+    config: Config  # the kernel file's TUNED, with the edit's overrides
     checks: tuple[tuple[int, int, int], ...]
 
     @property

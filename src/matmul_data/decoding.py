@@ -140,7 +140,7 @@ class Model:
         return cls(key_order=tuple(data), **values)
 
     @classmethod
-    def of(cls, **values: Any) -> Self:
+    def of(cls, /, **values: Any) -> Self:  # positional-only: a model may have a key "cls"
         """An object made in code that writes exactly the keys given (a null one too), in the order given."""
         return cls(key_order=tuple(values), **values)
 
@@ -201,6 +201,8 @@ def _decode(tp: Any, value: Any, where: str) -> Any:
         each = [args[0]] * len(value) if args[-1] is Ellipsis else args
         return tuple(_decode(t, item, f"{where}[{i}]") for i, (t, item) in enumerate(zip(each, value, strict=True)))
     options = [a for a in args if a is not type(None)] if origin in (typing.Union, types.UnionType) else [tp]
+    if value is None and len(options) < len(args):  # a null item of a list or map whose items may be null
+        return None
     if len(options) == 1 and options[0] not in _SCALARS:  # an optional model, list or map
         return _decode(options[0], value, where)
     if any(_SCALARS[t][0](value) for t in options):

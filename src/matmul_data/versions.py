@@ -14,9 +14,9 @@ import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 from matmul_data import paths
+from matmul_data.decoding import Config
 
 _KERNEL_FILE = re.compile(r"matmul_v(0|[1-9][0-9]*)\.py")
 _NAME = re.compile(r"v(0|[1-9][0-9]*)")
@@ -69,7 +69,7 @@ class Version:
         return f"MatmulV{self.number}"
 
     @property
-    def tuned(self) -> dict[str, Any]:
+    def tuned(self) -> Config:
         """The configuration the chapter measured (the kernel file's ``TUNED``): what the benchmark pins."""
         return read_tuned(self.path)
 
@@ -102,7 +102,7 @@ def _top_level_constant(path: Path, name: str) -> ast.expr | None:
     return None
 
 
-def read_tuned(path: Path) -> dict[str, Any]:
+def read_tuned(path: Path) -> Config:
     """The dict literal assigned to ``TUNED`` at the top level of a kernel file, without importing it."""
     node = _top_level_constant(path, "TUNED")
     try:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from matmul_bench import jobs, runner, worker
+from matmul_bench import jobs, protocol, runner, worker
 from matmul_bench.plan import (
     PEER_SPECS,
     TIMEOUT_S,
@@ -24,7 +24,9 @@ from matmul_bench.plan import (
     process_estimate,
     shape_text,
 )
+from matmul_bench.protocol import Answer, BuildAnswer, BuildSpec, Device, Job, RunAnswer
 from matmul_data import results
+from matmul_data.model import Software
 from matmul_data.versions import CUBLAS
 
 PROG = "python -m matmul_bench check"
@@ -44,16 +46,25 @@ class Target:
     backend: str = "cuda"
     fake: dict[str, Any] = field(default_factory=dict)
 
-    def job(self, mode: str, **rest: Any) -> dict[str, Any]:
-        """A worker's job on this target."""
-        return {"mode": mode, "backend": self.backend, "fake": self.fake, "settings": {"process": 0}, **rest}
+    def job(self, mode: str, build: BuildSpec | None = None) -> Job:
+        """A worker's job on this target (``build``: a build job's spec)."""
+        job = Job.of(mode=mode, backend=self.backend, fake=self.fake, settings=protocol.Settings.of(process=0))
+        return job if build is None else job.put(build=build)
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What a probe found: the GPU and the software."""
+
+    device: Device
+    software: Software
 
 
 @dataclass(frozen=True)
 class Work:
     """What a check builds and checks (each spec in its own worker, or in this process), then times in one worker."""
 
-    builds: list[dict[str, Any]]
+    builds: list[BuildSpec]
     runs: list[RunSpec] = field(default_factory=list)
     settings: Settings | None = None
     jobs: int = 8
@@ -66,9 +77,9 @@ class Work:
         where = "in this process, one after another" if self.in_process else pool
         lines = [f"build and check {len(self.builds)} ({where}):"]
         for spec in self.builds:
-            seed = "" if spec.get("seed") is None else f" seed {spec['seed']}"
-            lines.append(f"  {spec['name']:<16} {' '.join(map(shape_text, spec['shapes']))}{seed}  "
-                         f"{Path(spec['file']).stem} {spec['cls']} {spec['config'] or 'its own config'}")  # fmt: skip
+            seed = "" if spec.seed is None else f" seed {spec.seed}"
+            lines.append(f"  {spec.name:<16} {' '.join(map(shape_text, spec.shapes))}{seed}  "
+                         f"{Path(spec.file).stem} {spec.cls} {spec.config or 'its own config'}")  # fmt: skip
         if self.runs and self.settings is not None:
             s = self.settings
             each = f"{s.warmup_s:g} s warm-up + {s.repeats} calls, L2 flushed"
@@ -81,14 +92,19 @@ class Work:
 # ---------------------------------------------------------------------------- the path every check shares
 
 
-def probe(target: Target, in_process: bool = False) -> dict[str, Any]:
+def probe(target: Target, in_process: bool = False) -> Probe:
     """The GPU (refused unless a Hopper GPU) and the software, from a fresh worker or from this process."""
+    job = target.job("probe")
     if in_process:
-        return worker.run_job(target.job("probe"))[0]
-    return jobs.call_worker(target.job("probe"), TIMEOUT_S)
+        answer, _ = worker.measure(worker.make_backend(job), job)
+    else:
+        answer = jobs.call_worker(job, Answer, TIMEOUT_S)
+    if answer.device is None or answer.software is None:
+        raise jobs.BenchmarkError("the probe's answer names no device or software")
+    return Probe(answer.device, answer.software)
 
 
-def build_and_check(work: Work, target: Target) -> Iterator[dict[str, Any]]:
+def build_and_check(work: Work, target: Target) -> Iterator[BuildAnswer]:
     """Each build spec's answer, in order: from the workers' pool, or built and checked in this process."""
     if not work.in_process:
         yield from jobs.build_all(work.builds, work.jobs, work.build_timeout_s, backend=target.backend,
@@ -96,31 +112,31 @@ def build_and_check(work: Work, target: Target) -> Iterator[dict[str, Any]]:
         return
     for spec in work.builds:
         try:
-            yield worker.run_job(target.job("build", build=spec))[0]
+            yield worker.make_backend(target.job("build", spec)).build(spec)
         except Exception as exc:  # a build or launch that fails here is that spec's answer, as a worker's would be
-            yield {"ok": False, "configs": {}, "checks": [], "error": f"{type(exc).__name__}: {exc}"}
+            yield BuildAnswer.of(ok=False, configs={}, checks=(), error=f"{type(exc).__name__}: {exc}")
 
 
-def time_runs(work: Work, target: Target) -> list[dict[str, Any]]:
+def time_runs(work: Work, target: Target) -> list[RunAnswer]:
     """Each run's answer from one fresh worker: every impl checked at its shape, then timed in alternating rounds."""
     if not work.runs or work.settings is None:
         return []
     made = Plan(tuple(work.runs), work.settings, ncu=False, autotune=False, quick=False, out=None,
                 backend=target.backend, fake=target.fake)  # fmt: skip
     timeout_s = max(TIMEOUT_S, 2.0 * process_estimate(made, SECTION))
-    return jobs.call_worker(runner.job(made, "time", work.runs), timeout_s)["runs"]
+    return list(jobs.call_worker(runner.job(made, "time", work.runs), Answer, timeout_s).runs)
 
 
-def passed(answer: dict[str, Any]) -> bool:
+def passed(answer: BuildAnswer) -> bool:
     """A build that ran its checks and passed them all."""
-    return bool(answer["ok"] and answer["checks"])
+    return answer.ok and bool(answer.checks)
 
 
-def kernel_spec(impl: ImplSpec, shapes: Sequence[Shape], seed: int | None = None) -> dict[str, Any]:
+def kernel_spec(impl: ImplSpec, shapes: Sequence[Shape], seed: int | None = None) -> BuildSpec:
     """A build spec (jobs.build_all's) that checks ``impl`` at ``shapes``."""
-    spec = {"name": impl.name, "file": impl.file, "cls": impl.cls, "config": impl.config,
-            "shapes": [list(s) for s in shapes], "check": True}  # fmt: skip
-    return spec if seed is None else {**spec, "seed": seed}
+    spec = BuildSpec.of(name=impl.name, file=impl.file, cls=impl.cls, config=impl.config, shapes=tuple(shapes),
+                        check=True)  # fmt: skip
+    return spec if seed is None else spec.put(seed=seed)
 
 
 def menu_work(impls: dict[str, ImplSpec], timed: dict[str, list[Shape]], checked: dict[str, list[Shape]],
@@ -137,10 +153,10 @@ def menu_work(impls: dict[str, ImplSpec], timed: dict[str, list[Shape]], checked
     return Work(builds, runs, settings, args.jobs, args.build_timeout)
 
 
-def time_what_passed(work: Work, answers: list[dict[str, Any]], target: Target) -> list[dict[str, Any]]:
+def time_what_passed(work: Work, answers: list[BuildAnswer], target: Target) -> list[RunAnswer]:
     """The timed runs' answers, each run timing only the impls whose build passed its check at its shape."""
-    ok = {(spec["name"], tuple(shape)) for spec, answer in zip(work.builds, answers, strict=True) if passed(answer)
-          for shape in spec["shapes"]}  # fmt: skip
+    ok = {(spec.name, tuple(shape)) for spec, answer in zip(work.builds, answers, strict=True) if passed(answer)
+          for shape in spec.shapes}  # fmt: skip
     runs = [replace(run, impls=tuple(i for i in run.impls if i.kind == "cublas" or (i.name, run.shape) in ok))
             for run in work.runs]  # fmt: skip
     return time_runs(replace(work, runs=runs), target)

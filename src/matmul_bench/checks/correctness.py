@@ -10,7 +10,7 @@ from pathlib import Path
 
 from matmul_bench import kernels
 from matmul_bench.checks.core import Target, Work, add_builds, build_and_check, kernel_spec, passed, probe, shape_arg
-from matmul_bench.plan import ImplSpec, Shape, version_spec
+from matmul_bench.plan import ImplSpec, Shape, shape_text, version_spec
 from matmul_data import paths, versions
 
 # --- shapes: the shapes issue 27 found wrong in V6 to V8 (N % 8 != 0 with many K-tiles), and two controls it found
@@ -57,11 +57,11 @@ def run_shapes(args: argparse.Namespace, target: Target) -> int:
     probe(target)
     work, failed = shapes_work(args), 0
     for spec, answer in zip(work.builds, build_and_check(work, target), strict=True):
-        if answer.get("error"):
-            print(f"{spec['name']}: {spec['shapes'][0]}: {answer['error'][-400:]}", flush=True)
-        for check in answer["checks"]:
-            print(f"{spec['name']}: {check['report']}", flush=True)
-        failed += not answer["ok"]
+        if answer.error:
+            print(f"{spec.name}: {list(spec.shapes[0])}: {answer.error[-400:]}", flush=True)
+        for check in answer.checks:
+            print(f"{spec.name}: {check.report}", flush=True)
+        failed += not answer.ok
     print(f"{len(work.builds)} checks, {failed} failed")
     return failed
 
@@ -80,17 +80,17 @@ def stream_k_work(args: argparse.Namespace) -> Work:
 
 def run_stream_k(args: argparse.Namespace, target: Target) -> int:
     """One line per (shape, seed): its tiles, how many the tail splits, its check."""
-    num_sms, streamk = probe(target)["device"]["sm_count"], kernels.load("streamk")
+    num_sms, streamk = probe(target).device.sm_count, kernels.load("streamk")
     work, failed = stream_k_work(args), 0
     for spec, answer in zip(work.builds, build_and_check(work, target), strict=True):
-        (m, n, k), config = spec["shapes"][0], spec["config"]
+        (m, n, k), config = spec.shapes[0], spec.config or {}  # stream-k's builds are pinned
         tiles = -(-m // config["block_m"]) * -(-n // config["block_n"])
-        head = f"{m}x{n}x{k} seed {spec['seed']}: {tiles} tiles, {streamk.stream_k_tiles(tiles, num_sms)} split"
-        if not answer["checks"]:
-            print(f"{head}; FAILED to build: {(answer.get('error') or '')[-400:]}", flush=True)
-        for check in answer["checks"]:
-            status = "ok" if check["ok"] else f"FAILED ({check['bad']} bad elements)"
-            print(f"{head}; max |err| {check['max_abs_err']:.2e} {status}", flush=True)
+        head = f"{m}x{n}x{k} seed {spec.seed}: {tiles} tiles, {streamk.stream_k_tiles(tiles, num_sms)} split"
+        if not answer.checks:
+            print(f"{head}; FAILED to build: {(answer.error or '')[-400:]}", flush=True)
+        for check in answer.checks:
+            status = "ok" if check.ok else f"FAILED ({check.bad} bad elements)"
+            print(f"{head}; max |err| {check.max_abs_err:.2e} {status}", flush=True)
         failed += not passed(answer)
     return failed
 
@@ -102,7 +102,7 @@ def sanitize_work(args: argparse.Namespace) -> Work:
     """Every tile of V8's menu pinned over V8's TUNED, checked at the three ragged shapes, in this process."""
     tile_model, tuned = kernels.load("tile_model"), kernels.load("matmul_v8").TUNED
     v8 = version_spec("v8")
-    builds = [{**kernel_spec(replace(v8, name=t.name, config={**tuned, **t.config}), SANITIZE_SHAPES), "seed": 0}
+    builds = [kernel_spec(replace(v8, name=t.name, config={**tuned, **t.config}), SANITIZE_SHAPES, seed=0)
               for t in tile_model.CANDIDATES]  # fmt: skip
     return Work(builds, in_process=True)
 
@@ -112,10 +112,10 @@ def run_sanitize(args: argparse.Namespace, target: Target) -> int:
     probe(target, in_process=True)
     work, failed = sanitize_work(args), 0
     for spec, answer in zip(work.builds, build_and_check(work, target), strict=True):
-        if not answer["checks"]:
-            print(f"{spec['name']:>8}: FAILED: {(answer.get('error') or '')[-400:]}", flush=True)
-        for check in answer["checks"]:
-            print(f"{spec['name']:>8} {check['shape']}: max |err| {check['max_abs_err']:.2e}, {check['bad']} bad",
+        if not answer.checks:
+            print(f"{spec.name:>8}: FAILED: {(answer.error or '')[-400:]}", flush=True)
+        for check in answer.checks:
+            print(f"{spec.name:>8} {shape_text(check.shape)}: max |err| {check.max_abs_err:.2e}, {check.bad} bad",
                   flush=True)  # fmt: skip
         failed += not passed(answer)
     return failed

@@ -9,7 +9,6 @@ import json
 import math
 import time
 from collections.abc import Callable
-from dataclasses import asdict
 from typing import Any
 
 from matmul_bench import jobs, kernels, machine, worker
@@ -56,9 +55,9 @@ def run_warmup(args: argparse.Namespace, target: Target) -> int:
     cuda = worker.CudaBackend()
     device, common = cuda.device(), kernels.load("common")
     specs = {"cublas": PEER_SPECS[CUBLAS], "v6": version_spec("v6"), "v0": version_spec("v0")}
-    prepared = {name: cuda.prepare(asdict(spec), WARMUP_SHAPE) for name, spec in specs.items()}  # built, one input
-    wrong = [f"{name}: {c['bad']} wrong elements" for name, p in prepared.items()
-             if not (c := p.check(WARMUP_SHAPE))["ok"]]  # fmt: skip
+    prepared = {name: cuda.prepare(spec, WARMUP_SHAPE) for name, spec in specs.items()}  # built, one input
+    wrong = [f"{name}: {c.bad} wrong elements" for name, p in prepared.items()
+             if not (c := p.check(WARMUP_SHAPE)).ok]  # fmt: skip
     if wrong:
         raise CheckFailed(f"wrong at {shape_text(WARMUP_SHAPE)}, nothing timed: {'; '.join(wrong)}")
     timer = common.CudaTimer()
@@ -84,8 +83,8 @@ def run_warmup(args: argparse.Namespace, target: Target) -> int:
                 blocks.append({"impl": name, "after": after, "rep": rep, "calls": calls})
                 slices = " ".join(f"{x:.3f}" for x in stats.warmup_slices(calls) if x is not None)
                 print(f"{name:>7} after {after:<5}: each slice's time over the end's: {slices}", flush=True)
-    out = paths.RESULTS_DIR / "warmup" / f"{results.slug(device['name'])}.json.gz"
-    record = {"gpu": device["name"], "date": machine.utc_now().strftime("%Y-%m-%d"), "git_commit": machine.git_commit(),
+    out = paths.RESULTS_DIR / "warmup" / f"{results.slug(device.name)}.json.gz"
+    record = {"gpu": device.name, "date": machine.utc_now().strftime("%Y-%m-%d"), "git_commit": machine.git_commit(),
               "shape": list(WARMUP_SHAPE), "block_s": args.block_s, "blocks": blocks}  # fmt: skip
     results.write_bytes_atomic(out, gzip.compress(json.dumps(record).encode("utf-8"), mtime=0))
     print(f"written: {out}")

@@ -30,6 +30,7 @@ from matmul_bench.checks.core import (
     write_log,
 )
 from matmul_bench.plan import ImplSpec, Shape, shape_text, version_spec
+from matmul_bench.protocol import BuildSpec
 from matmul_data import field as field_set
 from matmul_data import stats
 from matmul_data.schema import tflops
@@ -83,31 +84,31 @@ def run_v8(args: argparse.Namespace, target: Target) -> int:
     """Check every tile, time each shape's tiles that passed next to cuBLAS, print each shape's table, log it."""
     device = probe(target)
     work, started = v8_work(args), time.perf_counter()
-    print(f"{device['device']['name']} ({device['device']['sm_count']} SMs), torch {device['software']['torch']}, "
-          f"tilus {device['software']['tilus']}; {args.rounds} rounds x ({args.warmup_s:g} s warm-up, "
+    print(f"{device.device.name} ({device.device.sm_count} SMs), torch {device.software.torch}, "
+          f"tilus {device.software.tilus}; {args.rounds} rounds x ({args.warmup_s:g} s warm-up, "
           f"{args.repeats} calls), L2 flushed", flush=True)  # fmt: skip
     answers, checks, failed = list(build_and_check(work, target)), [], 0
     for spec, answer in zip(work.builds, answers, strict=True):
-        name, shape = spec["name"], spec["shapes"][0]
+        name, shape = spec.name, list(spec.shapes[0])
         label = f"{name:>8} {shape_text(shape):>16}"
-        if not answer["checks"]:  # the build failed (or hung): no check ran
-            print(f"  build {label}: FAILED: {(answer.get('error') or '')[-800:]}", flush=True)
-            checks.append({"impl": name, "shape": shape, "ok": False, "error": answer.get("error")})
-        for check in answer["checks"]:
-            status = "ok" if check["ok"] else f"FAILED ({check['bad']} bad elements)"
-            print(f"  check {label}: max |err| {check['max_abs_err']:.2e} {status}", flush=True)
-            checks.append({"impl": name, "shape": shape, "ok": check["ok"], "bad": check["bad"],
-                           "max_abs_err": check["max_abs_err"]})  # fmt: skip
+        if not answer.checks:  # the build failed (or hung): no check ran
+            print(f"  build {label}: FAILED: {(answer.error or '')[-800:]}", flush=True)
+            checks.append({"impl": name, "shape": shape, "ok": False, "error": answer.error})
+        for check in answer.checks:
+            status = "ok" if check.ok else f"FAILED ({check.bad} bad elements)"
+            print(f"  check {label}: max |err| {check.max_abs_err:.2e} {status}", flush=True)
+            checks.append({"impl": name, "shape": shape, "ok": check.ok, "bad": check.bad,
+                           "max_abs_err": check.max_abs_err})  # fmt: skip
         failed += not passed(answer)
     print(f"built and checked in {time.perf_counter() - started:.0f} s", flush=True)
-    timings = [{"shape": list(run.shape), "ms": answer["samples"]}
+    timings = [{"shape": list(run.shape), "ms": answer.samples or {}}
                for run, answer in zip(work.runs, time_what_passed(work, answers, target), strict=True)]  # fmt: skip
-    tile_model, num_sms = kernels.load("tile_model"), device["device"]["sm_count"]
+    tile_model, num_sms = kernels.load("tile_model"), device.device.sm_count
     for timing in timings:
         print(v8_table(tuple(timing["shape"]), timing["ms"], num_sms), flush=True)
     if args.json:
-        write_log(args.json, {"gpu": device["device"]["name"], "num_sms": num_sms, "tilus": device["software"]["tilus"],
-                              "torch": device["software"]["torch"], "operand_byte_cost": tile_model.OPERAND_BYTE_COST,
+        write_log(args.json, {"gpu": device.device.name, "num_sms": num_sms, "tilus": device.software.tilus,
+                              "torch": device.software.torch, "operand_byte_cost": tile_model.OPERAND_BYTE_COST,
                               "checks": checks, "timings": timings}, indent=1)  # fmt: skip
     print(f"done in {time.perf_counter() - started:.0f} s; {failed} failed check(s)")
     return failed
@@ -174,7 +175,7 @@ def v9_work(args: argparse.Namespace) -> Work:
     extras = v9_extras(args)
     if args.sanitize:
         named = extras or {V9_SANITIZE_DEFAULT: v9_menu()[V9_SANITIZE_DEFAULT]}
-        builds = [{**kernel_spec(impl, V9_SANITIZE_SHAPES), "seed": 0} for impl in named.values()]
+        builds = [kernel_spec(impl, V9_SANITIZE_SHAPES, seed=0) for impl in named.values()]
         return Work(builds, in_process=True)
     shapes = list(args.shapes or (tuple(f.shape for f in field_set.half(field_set.FITTED)) if args.fitted
                                   else V9_SHAPES))  # fmt: skip
@@ -186,9 +187,9 @@ def v9_work(args: argparse.Namespace) -> Work:
     return menu_work(impls, {name: shapes for name in ("V8", "V9", *extras)}, checked, args)
 
 
-def v9_label(spec: dict[str, Any]) -> str:
+def v9_label(spec: BuildSpec) -> str:
     """A build's label in the log: its file's stem and its pinned configuration (or config_for)."""
-    return f"{Path(spec['file']).stem} {spec['config'] or 'config_for'}"
+    return f"{Path(spec.file).stem} {spec.config or 'config_for'}"
 
 
 def run_v9(args: argparse.Namespace, target: Target) -> int:
@@ -199,26 +200,27 @@ def run_v9(args: argparse.Namespace, target: Target) -> int:
     for spec, answer in zip(work.builds, build_and_check(work, target), strict=True):
         answers.append(answer)
         if work.in_process:  # --sanitize
-            for check in answer["checks"]:
-                print(f"{spec['name']}: {check['report']}", flush=True)
+            for check in answer.checks:
+                print(f"{spec.name}: {check.report}", flush=True)
         else:
-            if answer.get("error"):
-                print(f"{v9_label(spec)} {spec['shapes'][0]}: {answer['error'][-600:]}", flush=True)
-            for check in answer["checks"]:
-                print(f"{v9_label(spec)}: {check['report']}", flush=True)
-                checks.append({"label": v9_label(spec), **check})
+            if answer.error:
+                print(f"{v9_label(spec)} {list(spec.shapes[0])}: {answer.error[-600:]}", flush=True)
+            for check in answer.checks:
+                print(f"{v9_label(spec)}: {check.report}", flush=True)
+                checks.append({"label": v9_label(spec), "shape": shape_text(check.shape), "ok": check.ok,
+                               "bad": check.bad, "max_abs_err": check.max_abs_err, "report": check.report})  # fmt: skip
         failed += not passed(answer)
     if work.in_process:
         return failed
     print(f"{len(work.builds)} builds and checks in {time.perf_counter() - started:.0f} s, {failed} failed", flush=True)
     records = []
     for run, answer in zip(work.runs, time_what_passed(work, answers, target), strict=True):
-        records.append({"shape": list(run.shape), "ms": answer["samples"],
-                        "configs": {name: answer["configs"][name] for name in answer["samples"] if
-                                    name != CUBLAS_NAME}})  # fmt: skip
+        ms = answer.samples or {}
+        records.append({"shape": list(run.shape), "ms": ms,
+                        "configs": {name: answer.configs[name] for name in ms if name != CUBLAS_NAME}})  # fmt: skip
         print(v9_table(run.shape, records[-1]), flush=True)
     if args.json:
-        write_log(args.json, {"gpu": device["device"]["name"], "checks": checks, "timings": records})
+        write_log(args.json, {"gpu": device.device.name, "checks": checks, "timings": records})
     print(f"done in {time.perf_counter() - started:.0f} s; {failed} failed")
     return failed
 
