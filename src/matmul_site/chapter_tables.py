@@ -103,10 +103,19 @@ def attempts_table(run: model.Run) -> Table:
         s = row.step
         return f"{numfmt.step_text(s)} over {versions.label(s.over or '')}" if s else "reference"
 
-    rows = [[f"``{impl}``", escape(row.title), f"{row.tflops:.0f}", numfmt.ratio_text(row.ratio_to_cublas),
-             step(row), "kept" if row.kept else "no" if row.step else "n/a (the reference)"]
+    # What changed as specs/steps.py words it now (a description reworded after its run); the record's otherwise.
+    variants = steps_spec().VARIANTS
+    rows = [[f"``{impl}``", escape(variants[impl][3] if impl in variants else row.title), f"{row.tflops:.0f}",
+             numfmt.ratio_text(row.ratio_to_cublas), step(row),
+             "kept" if row.kept else "no" if row.step else "n/a (the reference)"]
             for impl, row in run.rows.items() if impl != results.CUBLAS]  # fmt: skip
     return [header, *rows] if rows else unmeasured(header, "These attempts are")
+
+
+@functools.cache
+def steps_spec() -> ModuleType:
+    """specs/steps.py: the steps runs' variants, with what each changes (plain data)."""
+    return loader.import_spec(loader.SPECS_DIR / "steps.py", "steps")
 
 
 @functools.cache
