@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import sys
 import threading
 from collections.abc import Iterator
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -45,11 +46,20 @@ class _PagesHandler(SimpleHTTPRequestHandler):
         pass
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """A threading server that lets a browser drop a connection quietly: Chromium cancels the requests of a page it
+    leaves (a reset or a broken pipe in the handler thread, not a failure of the site)."""
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        if not isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+            super().handle_error(request, client_address)  # type: ignore[arg-type]
+
+
 def _serve(prefix: str) -> Iterator[str]:
     if not (SITE / "index.html").exists():
         pytest.fail(f"no built site at {SITE}: run `nox -s browser` (it builds the site first)")
     handler = functools.partial(_PagesHandler, directory=str(SITE), prefix=prefix)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = _QuietServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}{prefix}"
