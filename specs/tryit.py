@@ -49,7 +49,7 @@ VARIANTS: dict[str, tuple[str, str, dict[str, Any], str]] = {
     "try-v2-s2": ("matmul_v2.py", "MatmulV2", cfg(128, 128, 64, 2), "2 stages: one K-tile loads ahead"),
     "try-v2-s4": ("matmul_v2.py", "MatmulV2", cfg(128, 128, 64, 4), "4 stages: three K-tiles load ahead"),
     "try-v3": ("matmul_v3.py", "MatmulV3", cfg(128, 128, 64, 3), "V3 as tuned: 3 stages"),
-    "try-v3-s2": ("matmul_v3.py", "MatmulV3", cfg(128, 128, 64, 2), "2 stages: one K-tile loads during each MMA, as in V2"),
+    "try-v3-s2": ("matmul_v3.py", "MatmulV3", cfg(128, 128, 64, 2), "2 stages: one K-tile loads under each MMA"),
     "try-v4": ("matmul_v4.py", "MatmulV4", cfg(128, 256, 64, 3, 1), "V4 as tuned: row-major tile order"),
     "try-v4-sw8": ("matmul_v4.py", "MatmulV4", cfg(128, 256, 64, 3, 8), "raster groups of 8 tile rows"),
     "try-v4-sw16": ("matmul_v4.py", "MatmulV4", cfg(128, 256, 64, 3, 16), "raster groups of 16 tile rows"),
