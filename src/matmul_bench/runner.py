@@ -96,7 +96,7 @@ def method(plan: Plan) -> model.Method:
         "rounds, widened to hold every run's median, at the Bonferroni level over the file's verdicts "
         "(method.verdicts); against the band 1 +/- method.verdicts.band a step pays (interval wholly above), "
         "costs (wholly below), is within (wholly inside) or is unresolved (across an edge)",
-        "l2_flush": "512 MiB zero-fill before each timed call (several times the 50-60 MB L2)",
+        "l2_flush": "512 MiB zero-fill before each timed call (several times the 50-60 MiB L2)",
         "order": f"a run is every impl at one shape, cuBLAS (torch.matmul) among them, in {s.processes} fresh "
         f"process{'' if s.processes == 1 else 'es'}; in each, rounds in alternating order (forward, reversed); "
         "ratios pair the impls of the same round",

@@ -275,10 +275,11 @@ def check_values(log: CheckLog | None) -> Iterator[tuple[str, str]]:
 
 
 def check_table(log: CheckLog | None) -> Table:
-    """Per shape of the development check: V8's pick, the best tile alone, the best pair and V9's pick now, each as
-    its tile and its median ratio to cuBLAS over the rounds; and the best pair over the best tile alone, paired round
-    by round (the ratio the page's ``pair_low`` to ``pair_high`` quotes), not the quotient of the two columns."""
-    header = ["Shape", "V8's pick", "Best alone", "Best pair", "Pair ÷ alone", "V9's pick now"]
+    """Per shape of the development check: V8's pick, the best tile alone, the best pair and the fitted model's pick
+    (the timed cell of that tile and sharing: the log's V9 row ran the choice from before the fit), each as its tile
+    and its median ratio to cuBLAS over the rounds; and the best pair over the best tile alone, paired round by round
+    (the ratio the page's ``pair_low`` to ``pair_high`` quotes), not the quotient of the two columns."""
+    header = ["Shape", "V8's pick", "Best alone", "Best pair", "Pair ÷ alone", "Fitted model's pick"]
     shapes = checked(log)
     if not shapes:
         return [header, [f"The development check is {NOT_MEASURED}.", *[""] * (len(header) - 1)]]
