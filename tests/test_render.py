@@ -312,6 +312,20 @@ def test_a_try_it_table_names_each_change_its_spec_asks_for_before_any_is_measur
             assert text.count(NOT_MEASURED) == len(timed) + len(edits) + len(recorded), version
 
 
+def test_a_steps_table_words_each_variant_as_its_spec_does_now() -> None:
+    variants = chapter_tables.steps_spec().VARIANTS
+    shown = 0
+    for run in results.steps_runs(results.read_default()):
+        rows = {row[0].strip("`"): row[1] for row in chapter_tables.attempts_table(run)[1:]}
+        for name, described in rows.items():
+            if name in variants:
+                assert described == numfmt.escape(variants[name][3]), (run.title, name)
+                shown += 1
+            else:
+                assert described == numfmt.escape(run.rows[name].title or ""), (run.title, name)
+    assert shown, "no recorded steps row is in specs/steps.py: the test checks nothing"
+
+
 def test_every_table_the_pages_read_comes_from_the_committed_data(record: BuildRecord) -> None:
     written = render.files(results.read_default(), record)
     empty = [name for name, text in written.items() if f"This table is {NOT_MEASURED}" in text]
