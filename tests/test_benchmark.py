@@ -423,6 +423,9 @@ def test_ncu_csv_gives_the_first_kernel_s_counters(tmp_path: Path) -> None:
     counters = ncu.counters(log, ncu.metric_names())
     assert counters is not None and counters.tensor_pipe_pct == 78.25 and counters.dram_throughput_pct == 1234.5
     assert ncu.counters(tmp_path / "none.csv", ncu.metric_names()) is None
+    log.write_text(NCU_CSV.replace('"1,234.5"', '"nan"'))  # a metric ncu could not measure: null, not an error
+    counters = ncu.counters(log, ncu.metric_names())
+    assert counters is not None and counters.tensor_pipe_pct == 78.25 and counters.dram_throughput_pct is None
 
 
 def test_a_partial_ladder_times_the_named_versions_and_cublas_into_its_own_file(tmp_path: Path) -> None:

@@ -93,6 +93,12 @@ def test_a_failed_job_s_answer_reads_as_its_error_whatever_the_caller_asked_for(
         jobs.read_answer({"ok": True, "configs": {}}, BuildAnswer)
 
 
+def test_a_build_answer_that_breaks_the_protocol_names_its_own_bad_field() -> None:
+    check = {"ok": True, "bad": 0, "max_abs_err": 0.001, "shape": [8, 8, 8], "report": ""}
+    with pytest.raises(ResultsError, match=r"checks\[0\]\.report"):  # not "'ok' is not a key of Answer"
+        jobs.read_answer({"ok": True, "configs": {}, "checks": [check], "error": None}, BuildAnswer)
+
+
 def test_a_sample_run_s_counters_may_be_null_for_one_row() -> None:
     data = {"spec": {}, "processes": [], "counters": {"v1": None, "v2": {"tensor_pipe_pct": 80.0,
                                                                         "dram_throughput_pct": None}}}  # fmt: skip

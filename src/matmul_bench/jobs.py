@@ -66,11 +66,14 @@ def call_worker(job: Job, reads: type[Reply], timeout_s: float, prefix: Sequence
 
 
 def read_answer(data: Any, reads: type[Reply]) -> Reply | Answer:
-    """A worker's answer as ``reads``, else as a failed job's (an Answer with its error); ResultsError if neither."""
+    """A worker's answer as ``reads``, else as a failed job's (an Answer with only its error, as worker.main writes
+    one); ResultsError, naming the field, for an answer of the kind asked for that breaks the protocol."""
     try:
         return reads.from_json(data)
     except ResultsError:
-        return Answer.from_json(data)
+        if reads is not Answer and isinstance(data, dict) and set(data) <= {"error", "no_gpu"}:
+            return Answer.from_json(data)
+        raise
 
 
 def build_all(specs: Sequence[BuildSpec], jobs: int = 8, timeout_s: float = 1800, autotune: bool = False,

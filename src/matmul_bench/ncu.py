@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import math
 import re
 import shutil
 import subprocess
@@ -78,8 +79,8 @@ def counters(log: Path, metrics: Sequence[str]) -> model.Counters | None:
     values: dict[str, float] = {}
     for column, cell in zip(header, first, strict=False):
         with contextlib.suppress(ValueError):
-            if column in metrics:
-                values[column] = float(cell.replace(",", ""))
+            if column in metrics and math.isfinite(value := float(cell.replace(",", ""))):
+                values[column] = value  # "nan" or "inf" (ncu's n/a) is a counter not measured, as a missing cell
     found = {c: next((values[m] for m in ms if m in values), None) for c, ms in NCU_METRICS.items()}
     if all(v is None for v in found.values()):
         return None
