@@ -111,7 +111,7 @@ def draw() -> Figure:
         ax,
         cx + c_w + 3.0,
         by + b_h / 2 - 1.2,
-        f"one stage: A {BLOCK_M} × {BLOCK_K} + B {BLOCK_N} × {BLOCK_K} fp16 = {stage_bytes() // 1024} KiB",
+        f"one stage: A {BLOCK_M} × {BLOCK_K} + B {BLOCK_N} × {BLOCK_K} fp16 = {stage_bytes() // 1024} KB",
     )
     style.note(ax, cx + c_w / 2, cy - 2.2, "C tile (fp32 in registers)", ha="center", color=style.INK)
     return fig
