@@ -126,7 +126,11 @@ def draw() -> Figure:
     style.arrow(ax, (centres[ps], 47.0), (centres[ps], top), colour=style.ROLES["shared"][1], linewidth=1.6)
     style.arrow(ax, (centres[cs], top), (centres[cs], 47.0), colour=style.ROLES["tensor"][1], linewidth=1.6)
     style.note(
-        ax, (centres[cs] + centres[ps]) / 2, top + 2.3, "while one stage is multiplied, up to num_stages - 1 others load", ha="center"
+        ax,
+        (centres[cs] + centres[ps]) / 2,
+        top + 2.3,
+        "while one stage is multiplied, up to num_stages - 1 others load",
+        ha="center",
     )
 
     # wrap-around: after the last stage the index returns to stage 0 and the phase bit flips
