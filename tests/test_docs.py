@@ -716,3 +716,17 @@ def test_a_value_the_generator_did_not_write_fails_the_strict_build_and_a_writte
     assert done.returncode != 0 and 'index.rst:6: ERROR: Undefined substitution referenced: "nope.x"' in done.stderr
     assert done.stderr.count("ERROR") == 1, done.stderr
     assert "It runs at 1.5× of cuBLAS." in (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
+
+
+@pytest.mark.slow
+def test_each_counter_a_chapter_shows_links_to_the_methods_account_with_cublas_for_scale(site: Path) -> None:
+    from matmul_site.phrases import COUNTERS
+
+    for chapter in CHAPTERS:
+        page = (site / "chapters" / f"{chapter}.html").read_text(encoding="utf-8")
+        shown = [label for _, label, _ in COUNTERS.values() if html.escape(label, quote=False) in page]
+        for label in shown:
+            linked = f'href="../method.html#counters"><span class="std std-ref">{html.escape(label, quote=False)}'
+            assert linked in page, f"{chapter}: {label!r} does not link to the method's counters"
+    method = words(site / "method.html")
+    assert "For scale, cuBLAS in the ladder\u2019s profile: tensor pipe" in method  # smart quotes

@@ -81,7 +81,8 @@ def performance_table(version: str, data: Data, named: dict[str, str], record: B
     ]
     if version == versions.names()[0]:
         rows[4][1] = "first version"
-    labels = {key: label for key, label, _ in COUNTERS.values()}
+    # Each counter's name links to the method page's account of it (what it measures, cuBLAS's for scale).
+    labels = {key: f":ref:`{label} <counters>`" for key, label, _ in COUNTERS.values()}
     # in the order the file holds them (to_json keeps it); ncu_metrics, the raw map, is not a counter
     counters = {k: v for k, v in (row.counters.to_json() if row.counters else {}).items() if isinstance(v, int | float)}
     facts = record.versions.get(version) if record else None
@@ -91,7 +92,7 @@ def performance_table(version: str, data: Data, named: dict[str, str], record: B
                else counter_text(k, v)] for k, v in counters.items()]  # fmt: skip
     rows += shown or [["Profiler counters", NOT_RECORDED]]
     if stalls := stall_text(row.counters):  # profiles from before the stall reasons have none
-        rows.append(["Warp stalls per issued instruction, largest (ncu)", stalls])
+        rows.append([":ref:`Warp stalls per issued instruction, largest (ncu) <counters>`", stalls])
     return rows  # which runs: the caption; their commits and dates: the method page's provenance
 
 
