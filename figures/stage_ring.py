@@ -9,8 +9,8 @@ import style
 NAME = "stage_ring"
 
 NUM_STAGES = 3  # as V2 and V3 run (their TUNED)
-PRODUCER_K = 6  # the k-tile whose TMA load is in flight
-CONSUMER_K = 4  # the k-tile WGMMA is reading
+PRODUCER_K = 5  # the k-tile whose TMA load is in flight
+CONSUMER_K = 3  # the k-tile WGMMA is reading
 NUM_K_TILES = 12
 
 WIDTH, HEIGHT = 90.0, 59.0

@@ -223,7 +223,7 @@ def l2_cap_text(flop_per_byte: float) -> str:
     if rate is None:
         return f"L2's rate {NOT_MEASURED}"
     tflop = rate.bytes_per_second * flop_per_byte / 1e12
-    return (f"at L2's fastest measured feed, {rate.bytes_per_second / 1e12:.1f} TB/s, {tflop:.0f} TFLOPS (a yardstick, "
+    return (f"{tflop:.0f} TFLOPS at L2's fastest measured feed, {rate.bytes_per_second / 1e12:.1f} TB/s (a yardstick, "
             "not a bound)")  # fmt: skip
 
 

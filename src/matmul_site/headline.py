@@ -10,8 +10,8 @@ from matmul_data import model, results, versions
 from matmul_site import numfmt
 
 # The rule's verdict against cuBLAS in plain words, for a sentence on the first page.
-PLAIN = {results.PAYS: "ahead of cuBLAS", results.COSTS: "behind cuBLAS", results.WITHIN: "level with cuBLAS",
-         results.UNRESOLVED: "too close to cuBLAS for our runs to call"}  # fmt: skip
+PLAIN = {results.PAYS: "ahead of cuBLAS", results.COSTS: "behind cuBLAS", results.WITHIN: "at parity with cuBLAS",
+         results.UNRESOLVED: "not resolved against cuBLAS"}  # fmt: skip
 
 
 def latest(data: results.Data) -> tuple[str, model.Row] | None:
