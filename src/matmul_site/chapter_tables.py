@@ -144,36 +144,36 @@ def tryit_table(version: str, data: Data) -> Table:
         return [f"{escape(title)} ``{impl}``", kind,
                 f"{row.tflops:.0f} TFLOPS{'; ' if step else ': '}{seen}"]  # fmt: skip
 
-    variants = tryit_spec().VARIANTS
+    spec = tryit_spec()
+    variants = spec.VARIANTS
+    timed_runs = results.steps_runs(data, version, tryit=True)
     rows = [["Change", "Kind", "What it did on the GPU"]]
-    rows += [timed(impl, row, "timed") for run in results.steps_runs(data, version, tryit=True)
-             for impl, row in run.rows.items() if impl != results.CUBLAS]  # fmt: skip
+    rows += [timed(impl, row, "timed") for run in timed_runs for impl, row in run.rows.items()
+             if impl != results.CUBLAS]  # fmt: skip
     for title, name, run in recorded(data, version):
         kind = f"recorded ({escape(title)})"
         rows.append(timed(name, run.rows[name], kind) if run else [f"``{name}``", kind, NOT_MEASURED])
     # What specs/tryit.py asks for and no run has recorded yet: the change named, its outcome not measured yet.
-    timed_names = {impl for run in results.steps_runs(data, version, tryit=True) for impl in run.rows}
+    timed_names = {impl for run in timed_runs for impl in run.rows}
     rows += [[f"{escape(variants[name][3])} ``{name}``", "timed", NOT_MEASURED]
-             for run in tryit_spec().RUNS.values() if run["after"] == version
+             for run in spec.RUNS.values() if run["after"] == version
              for name in run["variants"][1:] if name not in timed_names]  # fmt: skip
     entries = results.tryit_entries(data, version)
     for entry in entries:
         rows.append([edit_cell(entry.title, entry.edits, entry.config), "edit, checked",
                      escape(outcome_text(entry))])  # fmt: skip
     done = {entry.name for entry in entries}
-    rows += [[edit_cell(spec["title"], spec["edits"], spec["config"], version), "edit, checked", NOT_MEASURED]
-             for name, spec in tryit_spec().EDITS.get(version, {}).items() if name not in done]  # fmt: skip
+    tuned = versions.get(version).tuned  # a planned edit runs at the kernel file's TUNED with its overrides
+    rows += [[edit_cell(edit["title"], edit["edits"], {**tuned, **edit["config"]}), "edit, checked", NOT_MEASURED]
+             for name, edit in spec.EDITS.get(version, {}).items() if name not in done]  # fmt: skip
     return rows if len(rows) > 1 else unmeasured(rows[0], f"The try-its of {versions.label(version)} are")
 
 
-def edit_cell(title: str, edits: Sequence[Sequence[str]], config: Config, version: str | None = None) -> str:
-    """A checked edit as the table shows it: its title, its diff, and the configuration it ran with (a planned
-    edit's: its kernel file's TUNED with the edit's overrides)."""
+def edit_cell(title: str, edits: Sequence[Sequence[str]], config: Config) -> str:
+    """A checked edit as the table shows it: its title, its diff, and the configuration it runs with."""
     diff = [f"- {line}" for old, _ in edits for line in old.splitlines()] + \
            [f"+ {line}" for _, new in edits for line in new.splitlines()]  # fmt: skip
     block = "\n\n.. code-block:: diff\n\n" + "\n".join(f"   {line}" for line in diff) if diff else ""
-    if version is not None:
-        config = {**versions.get(version).tuned, **config}
     shown = ", ".join(f"{k}={v}" for k, v in config.items())
     return f"{escape(title)}{block}\n\nwith ``{shown}``"
 

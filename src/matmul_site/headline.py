@@ -26,11 +26,11 @@ def same_tile_as(data: results.Data, version: str, row: model.Row) -> str | None
     """The version before ``version`` in the ladder when ``row`` ran that version's configuration (V8's model keeps
     V7's tile at 8192³, so the ladder times one kernel under two names); None otherwise."""
     run = results.ladder(data)
-    names = versions.names()
-    before = [v for v in names[: names.index(version)] if run is not None and v in run.rows]
-    if not before or not row.config:
+    if run is None or not row.config:
         return None
-    earlier = run.rows[before[-1]].config if run is not None else {}
+    names = versions.names()
+    before = [v for v in names[: names.index(version)] if v in run.rows]
+    earlier = run.rows[before[-1]].config if before else None
     return before[-1] if earlier and all(row.config.get(k) == v for k, v in earlier.items()) else None
 
 
