@@ -8,8 +8,10 @@ import json
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -362,18 +364,48 @@ def test_the_ladder_sentence_is_a_number_and_a_word_not_an_interval(data: dict[s
         f"The ladder has not timed V5 yet: its step over V4 is {NOT_MEASURED}."  # fmt: skip
 
 
-def test_the_field_sentences_count_each_halfs_verdicts_for_the_newest_version(data: dict[str, Any]) -> None:
+def test_the_field_sentences_give_each_halfs_range_and_mean_at_even_n_and_the_ragged_k_range(
+    data: dict[str, Any],
+) -> None:
     data = with_field(data)
-    newest = versions.names()[-1]
-    held_out = results.field_runs(typed(data), field.HELD_OUT)
-    verdicts = [results.verdict(r.rows[newest].ratio_to_cublas) for r in held_out]
+    newest, before = versions.names()[-1], versions.names()[-2]
     named = page_values.values(typed(data), None)
-    ahead = f"is ahead of cuBLAS at {verdicts.count(results.PAYS)} of {len(held_out)} shapes"
-    assert ahead in named["field.held_out"] and ahead in named["field.summary"].split("; on the held-out half")[1]
-    assert NOT_MEASURED not in named["field.summary"] + named["field.held_out"]
+    kinds = field.by_shape()
+
+    def ratios(impl: str, keep: Callable[[field.FieldShape], bool], half: str | None = None) -> list[float]:
+        return [r.rows[impl].ratio_to_cublas.median for r in results.field_runs(typed(data), half)
+                if keep(kinds[r.shape.mnk])]  # fmt: skip
+
+    even = ratios(newest, lambda s: s.kind != field.ODD_N, field.HELD_OUT)
+    said = field_pages.range_text(min(even), max(even))  # "0.98 to 1.01", or "0.99" where both round alike
+    mean = f"(geometric mean {statistics.geometric_mean(even):.2f})"
+    assert f"{versions.label(newest)} ran at {said} of cuBLAS's speed {mean}" in named["field.held_out"]
+    assert f"its {numfmt.number_word(len(even))} shapes" in named["field.held_out"]
+    held_out = named["field.summary"].split("; on the held-out half ")[1]
+    assert held_out.startswith(f"{versions.label(newest)} ran at {said} ({statistics.geometric_mean(even):.2f})")
+    ragged = ratios(before, lambda s: s.kind == field.RAGGED_K)
+    assert f"{versions.label(before)} at {field_pages.range_text(min(ragged), max(ragged))}." in named["field.ragged"]
+    slowest = min(ratios(newest, lambda s: s.kind != field.ODD_N))
+    assert named["field.slowest"].endswith(f"at {slowest:.2f}.")
+    for name in ("field.summary", "field.held_out", "field.ragged", "field.slowest"):
+        assert NOT_MEASURED not in named[name] and "[" not in named[name], named[name]
     one_half = data | {"field": [r for r in data["field"] if r["field"]["half"] == field.FITTED]}
-    assert named["field.summary"].startswith("On the fitted half")
+    assert named["field.summary"].startswith("With :math:`N` a multiple of 8, on the fitted half")
     assert page_values.values(typed(one_half), None)["field.summary"].endswith(f"the held-out half is {NOT_MEASURED}.")
+
+
+def test_where_cublas_passes_its_check_at_every_field_shape_the_caption_says_so_and_no_column_does(
+    data: dict[str, Any],
+) -> None:
+    data = with_field(data)
+    for found in data["field"]:
+        for figure in [found, *found["runs"]]:
+            figure["rows"]["cublas"].pop("wrong_elements", None)
+    table = field_pages.field_table(typed(data))
+    assert "cuBLAS's check" not in table[0] and all(len(row) == len(table[0]) for row in table)
+    named = page_values.values(typed(data), None)
+    assert "cuBLAS passed its float64 check at every shape" in named["field.caption"]
+    assert named["field.odd_n"].endswith("and passes its float64 check there.")
 
 
 def test_the_field_table_lists_every_shape_with_the_models_tiles_then_v8_and_v9_once_recorded(
@@ -457,14 +489,14 @@ def test_the_development_check_table_reads_the_log_with_todays_rule_and_never_th
         ratio = sorted(c / o for c, o in zip(ms["cuBLAS"], ms[pick], strict=True))
         median = (ratio[len(ratio) // 2 - 1] + ratio[len(ratio) // 2]) / 2 if len(ratio) % 2 == 0 else \
             ratio[len(ratio) // 2]  # fmt: skip
-        assert row[5].endswith(f": {median:.2f}"), (row, pick)
+        assert row[table[0].index("Fitted model's pick")].endswith(f": {median:.2f}"), (row, pick)
         assert row[0].startswith(field.by_shape()[shape].name)
     named = dict(field_pages.check_values(log))
     assert named["v9-check.rounds"] == numfmt.number_word(len(log.timings[0].ms["cuBLAS"]))
     assert float(named["v9-check.pair_low"]) <= float(named["v9-check.pair_high"])
     # The paired column is what the prose quotes: its lowest and highest over the aligned shapes are pair_low, _high.
-    assert table[0][4] == "Pair ÷ alone"
-    aligned = [float(row[4]) for row, t in zip(table[1:], log.timings, strict=True)
+    paired = table[0].index("Pair ÷ alone")
+    aligned = [float(row[paired]) for row, t in zip(table[1:], log.timings, strict=True)
                if t.shape[2] % 16 == 0 and t.shape[1] % 8 == 0]  # fmt: skip
     assert f"{min(aligned):.2f}" == named["v9-check.pair_low"]
     assert f"{max(aligned):.2f}" == named["v9-check.pair_high"]

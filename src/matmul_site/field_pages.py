@@ -25,7 +25,6 @@ from matmul_site.numfmt import NOT_MEASURED, TIMES, number_word, shape_name
 CHECK_LOG = paths.RESULTS_DIR / "logs" / "v9-check-fitted-2026-12-04.json"
 CHECK_NAME = "v9-check"  # its values: v9-check.rounds, v9-check:4096x4096x5000.pick, ...
 SHARED = {"none": "", "b": ", B shared", "a": ", A shared"}
-VERDICTS = (results.PAYS, results.WITHIN, results.COSTS, results.UNRESOLVED)
 # Shapes whose model picks the V9 page names (v9-model:8192.pick): the ladder's, and a ragged K with its aligned twin.
 MODEL_SHAPES = ((8192, 8192, 8192), (4096, 4096, 5000), (4096, 4096, 5056))
 
@@ -57,28 +56,63 @@ def ours(runs: list[model.Figure]) -> list[str]:
     return [v for v in reversed(versions.names()) if v in found]
 
 
-def verdict_counts(runs: list[model.Figure], impl: str, subject: bool = True) -> str:
-    """ "is ahead of cuBLAS at 1 of 9 shapes, within ±1.5% at 5, behind at 2, unresolved at 1" (without the
-    subject's words: "ahead at 1, within at 5, behind at 2, unresolved at 1"), by the rule."""
-    found = [r.rows[impl].ratio_to_cublas for r in runs if impl in r.rows]
-    n = {rule: [results.verdict(f) for f in found].count(rule) for rule in VERDICTS}
-    if not subject:
-        return ", ".join(f"{word} at {n[rule]}" for word, rule in zip(("ahead", "within", "behind", "unresolved"),
-                                                                        VERDICTS, strict=True))  # fmt: skip
-    return (f"is ahead of cuBLAS at {n[results.PAYS]} of {len(found)} shapes, within {numfmt.band_text(found[0])} at "
-            f"{n[results.WITHIN]}, behind at {n[results.COSTS]}, unresolved at {n[results.UNRESOLVED]}")  # fmt: skip
+def even_n(runs: list[model.Figure]) -> list[model.Figure]:
+    """The runs at shapes with N a multiple of 8: the odd-N heads measure cuBLAS's cliff (told apart, below)."""
+    kinds = field.by_shape()
+    return [r for r in runs if kinds[r.shape.mnk].kind != field.ODD_N]
 
 
-def half_sentence(data: Data, half: str, with_earlier: bool) -> str | None:
-    """One half's verdict counts for the newest version (and the one before), or None where it has no run."""
-    runs = results.field_runs(data, half)
+def spread(runs: list[model.Figure], impl: str) -> tuple[float, float, float] | None:
+    """The lowest and highest median ratio to cuBLAS of impl over the runs, and their geometric mean."""
+    found = [r.rows[impl].ratio_to_cublas.median for r in runs if impl in r.rows]
+    return (min(found), max(found), statistics.geometric_mean(found)) if found else None
+
+
+def range_text(low: float, high: float) -> str:
+    """ "0.98 to 1.01", or "0.98" where both round alike."""
+    return f"{low:.2f}" if f"{low:.2f}" == f"{high:.2f}" else f"{low:.2f} to {high:.2f}"
+
+
+def half_sentence(data: Data, half: str, with_earlier: bool, first: bool = True) -> str | None:
+    """ "V9 ran at 0.98 to 1.01 of cuBLAS's speed (geometric mean 0.99)" over one half's shapes with N a multiple
+    of 8, with the version before it ("V8 at ... (0.97)"); "V9 ran at 0.98 to 1.01 (0.99)" where it is not the
+    first said. None where the half has no run."""
+    runs = even_n(results.field_runs(data, half))
     names = ours(runs)
     if not names:
         return None
-    newest = f"{versions.label(names[0])} {verdict_counts(runs, names[0])}"
-    if with_earlier and len(names) > 1:
-        newest += f" ({versions.label(names[1])}: {verdict_counts(runs, names[1], subject=False)})"
-    return newest
+    low, high, mean = spread(runs, names[0]) or (0.0, 0.0, 0.0)
+    of = f" of cuBLAS's speed (geometric mean {mean:.2f})" if first else f" ({mean:.2f})"
+    said = f"{versions.label(names[0])} ran at {range_text(low, high)}{of}"
+    if with_earlier and len(names) > 1 and (earlier := spread(runs, names[1])):
+        said += f", {versions.label(names[1])} at {range_text(*earlier[:2])} ({earlier[2]:.2f})"
+    return said
+
+
+def ragged_sentence(data: Data) -> str:
+    """The shapes whose K is not a multiple of 16, where V9's pairs are on: the newest two versions' ranges."""
+    runs = [r for r in results.field_runs(data) if field.by_shape()[r.shape.mnk].kind == field.RAGGED_K]
+    names = ours(runs)
+    if not names:
+        return f"At the field shapes whose :math:`K` is not a multiple of 16 it is {NOT_MEASURED}."
+    parts = [f"{versions.label(n)} at {range_text(*found[:2])}" for n in names[:2] if (found := spread(runs, n))]
+    head = parts[0].replace(" at ", " ran at ", 1)
+    return (f"At the {number_word(len(runs))} field shapes whose :math:`K` is not a multiple of 16, {head} of "
+            f"cuBLAS's speed{''.join(', ' + p for p in parts[1:])}.")  # fmt: skip
+
+
+def slowest_sentence(data: Data) -> str:
+    """The newest version's slowest field shape with N a multiple of 8, by name, as a number."""
+    runs = even_n(ordered_runs(data))
+    names = ours(runs)
+    if not names:
+        return f"Its slowest field shape is {NOT_MEASURED}."
+    worst = min((r for r in runs if names[0] in r.rows), key=lambda r: r.rows[names[0]].ratio_to_cublas.median)
+    named = field.by_shape()[worst.shape.mnk]
+    return (
+        f"{versions.label(names[0])}'s slowest field shape is {named.name}, "
+        f"{numfmt.shape_text(named.shape)}, at {worst.rows[names[0]].ratio_to_cublas.median:.2f}."
+    )
 
 
 def field_values(data: Data) -> Iterator[tuple[str, str]]:
@@ -87,23 +121,29 @@ def field_values(data: Data) -> Iterator[tuple[str, str]]:
     yield "field.fitted_count", number_word(len(field.half(field.FITTED)))
     yield "field.held_out_count", number_word(len(field.half(field.HELD_OUT)))
     fitted = half_sentence(data, field.FITTED, with_earlier=True)
-    held_out = half_sentence(data, field.HELD_OUT, with_earlier=True)
+    held_out = half_sentence(data, field.HELD_OUT, with_earlier=True, first=fitted is None)
     if fitted or held_out:
         parts = [f"on the {name} half {said}" if said else f"the {name} half is {NOT_MEASURED}"
                  for name, said in (("fitted", fitted), ("held-out", held_out))]  # fmt: skip
-        yield "field.summary", f"{parts[0][0].upper()}{parts[0][1:]}; {parts[1]}."
+        yield "field.summary", f"With :math:`N` a multiple of 8, {parts[0]}; {parts[1]}."
     else:
         yield "field.summary", f"The field set is {NOT_MEASURED}: neither half has a record yet."
     alone = half_sentence(data, field.HELD_OUT, with_earlier=False)
-    yield "field.held_out", (f"On the field set's held-out half, which the model was not fitted to, {alone}." if alone
+    count = number_word(len(even_n(results.field_runs(data, field.HELD_OUT))))
+    yield "field.held_out", (f"On the held-out half, which the model was not fitted to, at its {count} shapes with "
+                             f":math:`N` a multiple of 8, {alone}." if alone
                              else f"{versions.label(versions.names()[-1])}'s record on the field set's held-out "
                                   f"half is {NOT_MEASURED}.")  # fmt: skip
+    yield "field.ragged", ragged_sentence(data)
+    yield "field.slowest", slowest_sentence(data)
     runs = ordered_runs(data)
     yield "field.status", status_sentence(data, len(runs))
     yield "field.odd_n", odd_n_sentence(data)
     if data is not None and runs:
         told = runs_text(data, runs)
-        yield "field.caption", caption(f"V9's tile (the model's), and V8 and V9 against their run's cuBLAS: {told}.")
+        exact = all(results.inexact_baseline(run) is None for run in runs)
+        passed = " cuBLAS passed its float64 check at every shape." if exact else ""
+        yield "field.caption", caption(f"V9's tile (the model's); each version against its run's cuBLAS.{passed}")
         yield "field.chart_caption", caption(f"Each implementation against its run's cuBLAS, by half: {told}.")
     else:
         yield "field.caption", caption(f"The field set is {NOT_MEASURED}: each shape, and the model's tiles.")
@@ -120,7 +160,9 @@ def field_table(data: Data) -> Table:
     runs = {run.shape.mnk: run for run in ordered_runs(data)}
     names = ours(list(runs.values()))[::-1]
     header = ["Shape", "Kind, half", *(["V9's tile"] if runs else ["V8's tile", "V9's tile"])]
-    header += [f"{versions.label(impl)} {TIMES} cuBLAS" for impl in names] + (["cuBLAS's check"] if runs else [])
+    # cuBLAS's check gets a column only where it missed somewhere; otherwise the caption says it passed everywhere.
+    inexact = any(results.inexact_baseline(run) is not None for run in runs.values())
+    header += [f"{versions.label(impl)} {TIMES} cuBLAS" for impl in names] + (["cuBLAS's check"] if inexact else [])
     rows = [header]
     for shape in [*field.half(field.FITTED), *field.half(field.HELD_OUT)]:
         v8, v9 = model_picks(shape.shape, compact=True)
@@ -132,7 +174,7 @@ def field_table(data: Data) -> Table:
         found = run.rows if run else {}
         row += [v9, *(numfmt.ratio_text(found[i].ratio_to_cublas) if i in found else NOT_MEASURED for i in names)]
         wrong = results.inexact_baseline(run) if run else None
-        rows.append([*row, "" if wrong is None else f"inexact: {wrong:,} elements wrong"])
+        rows.append([*row, *([""] if wrong is None else [f"inexact: {wrong:,} elements wrong"])][: len(header)])
     return rows
 
 
@@ -179,7 +221,8 @@ def odd_n_sentence(data: Data) -> str:
         return f"{low:.2f}" if f"{low:.2f}" == f"{high:.2f}" else f"{low:.2f} to {high:.2f}"
 
     wrong = [w for odd, _ in found if (w := results.inexact_baseline(odd)) is not None]
-    inexact = f", and misses its float64 check on up to {max(wrong):,} elements there" if wrong else ""
+    inexact = (f", and misses its float64 check on up to {max(wrong):,} elements there" if wrong
+               else ", and passes its float64 check there")  # fmt: skip
     return (
         f"At the odd-:math:`N` heads {versions.label(newest)} keeps {kept(newest)} of its speed at the padded "
         f"twin, cuBLAS {kept(results.CUBLAS)}{inexact}."
@@ -275,17 +318,17 @@ def check_values(log: CheckLog | None) -> Iterator[tuple[str, str]]:
 
 
 def check_table(log: CheckLog | None) -> Table:
-    """Per shape of the development check: V8's pick, the best tile alone, the best pair and the fitted model's pick
+    """Per shape of the development check: the best tile alone, the best pair and the fitted model's pick
     (the timed cell of that tile and sharing: the log's V9 row ran the choice from before the fit), each as its tile
     and its median ratio to cuBLAS over the rounds; and the best pair over the best tile alone, paired round by round
     (the ratio the page's ``pair_low`` to ``pair_high`` quotes), not the quotient of the two columns."""
-    header = ["Shape", "V8's pick", "Best alone", "Best pair", "Pair ÷ alone", "Fitted model's pick"]
+    header = ["Shape", "Best alone", "Best pair", "Pair ÷ alone", "Fitted model's pick"]  # V8: the field table
     shapes = checked(log)
     if not shapes:
         return [header, [f"The development check is {NOT_MEASURED}.", *[""] * (len(header) - 1)]]
     named = field.by_shape()
     return [header, *([f"{named[s.shape].name}: {numfmt.shape_text(s.shape)}" if s.shape in named else
-                       numfmt.shape_text(s.shape), s.cell("V8"), s.cell(s.best(clustered=False)),
+                       numfmt.shape_text(s.shape), s.cell(s.best(clustered=False)),
                        s.cell(s.best(clustered=True)), f"{s.pair_over_alone():.2f}", s.cell(s.pick)]
                       for s in shapes)]  # fmt: skip
 
@@ -314,10 +357,11 @@ def status_sentence(data: Data, field_runs: int) -> str:
     version = versions.names()[-1]
     label = versions.label(version)
     have = {"the ladder": results.ladder_row(data, version) is not None,
+            "the sweep": any(version in run.rows for run in results.sweep_runs(data)),
             "the field set": field_runs > 0, "the Try it": bool(results.tryit_entries(data, version))}  # fmt: skip
     missing = [name for name, present in have.items() if not present]
     if not missing:
-        return f"{label}'s ladder, field set and Try it come from the replicated record (:doc:`/method`)."
+        return f"{label}'s ladder, sweep, field set and Try it come from the replicated record (:doc:`/method`)."
     told = ", ".join(missing[:-1]) + (" and " if len(missing) > 1 else "") + missing[-1]
     if len(missing) == len(have):
         return (f"No replicated record of {label} exists yet ({told}): every number of {label}'s own here comes "
