@@ -386,7 +386,7 @@ def test_the_field_sentences_give_each_halfs_range_and_mean_at_even_n_and_the_ra
     ragged = ratios(before, lambda s: s.kind == field.RAGGED_K)
     assert f"{versions.label(before)} at {field_pages.range_text(min(ragged), max(ragged))}." in named["field.ragged"]
     slowest = min(ratios(newest, lambda s: s.kind != field.ODD_N))
-    assert named["field.slowest"].endswith(f"at {slowest:.2f}.")
+    assert named["field.slowest"].endswith(f": {slowest:.2f}.")
     for name in ("field.summary", "field.held_out", "field.ragged", "field.slowest"):
         assert NOT_MEASURED not in named[name] and "[" not in named[name], named[name]
     one_half = data | {"field": [r for r in data["field"] if r["field"]["half"] == field.FITTED]}

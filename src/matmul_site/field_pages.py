@@ -102,16 +102,16 @@ def ragged_sentence(data: Data) -> str:
 
 
 def slowest_sentence(data: Data) -> str:
-    """The newest version's slowest field shape with N a multiple of 8, by name, as a number."""
+    """The newest version's lowest ratio to cuBLAS at a field shape with N a multiple of 8, by name."""
     runs = even_n(ordered_runs(data))
     names = ours(runs)
     if not names:
-        return f"Its slowest field shape is {NOT_MEASURED}."
+        return f"Its lowest ratio to cuBLAS on the field set is {NOT_MEASURED}."
     worst = min((r for r in runs if names[0] in r.rows), key=lambda r: r.rows[names[0]].ratio_to_cublas.median)
     named = field.by_shape()[worst.shape.mnk]
     return (
-        f"{versions.label(names[0])}'s slowest field shape is {named.name}, "
-        f"{numfmt.shape_text(named.shape)}, at {worst.rows[names[0]].ratio_to_cublas.median:.2f}."
+        f"{versions.label(names[0])}'s lowest ratio to cuBLAS is at {named.name}, "
+        f"{numfmt.shape_text(named.shape)}: {worst.rows[names[0]].ratio_to_cublas.median:.2f}."
     )
 
 
@@ -366,7 +366,8 @@ def status_sentence(data: Data, field_runs: int) -> str:
     if len(missing) == len(have):
         return (f"No replicated record of {label} exists yet ({told}): every number of {label}'s own here comes "
                 "from one development process, the check under How the model chooses.")  # fmt: skip
-    return f"{label}'s record still lacks {told}; the rest comes from the replicated record (:doc:`/method`)."
+    return (f"{label}'s record still lacks {told}; what it has is replicated (:doc:`/method`), the development "
+            "check one process.")  # fmt: skip
 
 
 def sentences(data: Data) -> Iterator[tuple[str, str]]:
