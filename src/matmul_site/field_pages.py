@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import statistics
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from matmul_data import field, loader, model, paths, results, versions
@@ -56,10 +56,20 @@ def ours(runs: list[model.Figure]) -> list[str]:
     return [v for v in reversed(versions.names()) if v in found]
 
 
+def of_kind(runs: list[model.Figure], kind: str, keep: bool = True) -> list[model.Figure]:
+    """The runs at field shapes of that kind (keep=False: of every other kind)."""
+    kinds = field.by_shape()
+    return [r for r in runs if (kinds[r.shape.mnk].kind == kind) == keep]
+
+
 def even_n(runs: list[model.Figure]) -> list[model.Figure]:
     """The runs at shapes with N a multiple of 8: the odd-N heads measure cuBLAS's cliff (told apart, below)."""
-    kinds = field.by_shape()
-    return [r for r in runs if kinds[r.shape.mnk].kind != field.ODD_N]
+    return of_kind(runs, field.ODD_N, keep=False)
+
+
+def cublas_exact(runs: Iterable[model.Figure]) -> bool:
+    """Whether cuBLAS passed its float64 check in every one of the runs."""
+    return all(results.inexact_baseline(run) is None for run in runs)
 
 
 def spread(runs: list[model.Figure], impl: str) -> tuple[float, float, float] | None:
@@ -91,7 +101,7 @@ def half_sentence(data: Data, half: str, with_earlier: bool, first: bool = True)
 
 def ragged_sentence(data: Data) -> str:
     """The shapes whose K is not a multiple of 16, where V9's pairs are on: the newest two versions' ranges."""
-    runs = [r for r in results.field_runs(data) if field.by_shape()[r.shape.mnk].kind == field.RAGGED_K]
+    runs = of_kind(results.field_runs(data), field.RAGGED_K)
     names = ours(runs)
     if not names:
         return f"At the field shapes whose :math:`K` is not a multiple of 16 it is {NOT_MEASURED}."
@@ -141,8 +151,7 @@ def field_values(data: Data) -> Iterator[tuple[str, str]]:
     yield "field.odd_n", odd_n_sentence(data)
     if data is not None and runs:
         told = runs_text(data, runs)
-        exact = all(results.inexact_baseline(run) is None for run in runs)
-        passed = " cuBLAS passed its float64 check at every shape." if exact else ""
+        passed = " cuBLAS passed its float64 check at every shape." if cublas_exact(runs) else ""
         yield "field.caption", caption(f"V9's tile (the model's); each version against its run's cuBLAS.{passed}")
         yield "field.chart_caption", caption(f"Each implementation against its run's cuBLAS, by half: {told}.")
     else:
@@ -161,7 +170,7 @@ def field_table(data: Data) -> Table:
     names = ours(list(runs.values()))[::-1]
     header = ["Shape", "Kind, half", *(["V9's tile"] if runs else ["V8's tile", "V9's tile"])]
     # cuBLAS's check gets a column only where it missed somewhere; otherwise the caption says it passed everywhere.
-    inexact = any(results.inexact_baseline(run) is not None for run in runs.values())
+    inexact = not cublas_exact(runs.values())
     header += [f"{versions.label(impl)} {TIMES} cuBLAS" for impl in names] + (["cuBLAS's check"] if inexact else [])
     rows = [header]
     for shape in [*field.half(field.FITTED), *field.half(field.HELD_OUT)]:
@@ -174,7 +183,9 @@ def field_table(data: Data) -> Table:
         found = run.rows if run else {}
         row += [v9, *(numfmt.ratio_text(found[i].ratio_to_cublas) if i in found else NOT_MEASURED for i in names)]
         wrong = results.inexact_baseline(run) if run else None
-        rows.append([*row, *([""] if wrong is None else [f"inexact: {wrong:,} elements wrong"])][: len(header)])
+        if inexact:
+            row.append("" if wrong is None else f"inexact: {wrong:,} elements wrong")
+        rows.append(row)
     return rows
 
 
@@ -217,8 +228,7 @@ def odd_n_sentence(data: Data) -> str:
     def kept(impl: str) -> str:
         quotients = [odd.rows[impl].tflops / padded.rows[impl].tflops for odd, padded in found
                      if impl in odd.rows and impl in padded.rows]  # fmt: skip
-        low, high = min(quotients), max(quotients)
-        return f"{low:.2f}" if f"{low:.2f}" == f"{high:.2f}" else f"{low:.2f} to {high:.2f}"
+        return range_text(min(quotients), max(quotients))
 
     wrong = [w for odd, _ in found if (w := results.inexact_baseline(odd)) is not None]
     inexact = (f", and misses its float64 check on up to {max(wrong):,} elements there" if wrong
