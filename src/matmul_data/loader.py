@@ -5,10 +5,11 @@ experiments and the figures use it; nothing else edits ``sys.path`` or imports a
 from __future__ import annotations
 
 import importlib
+import importlib.machinery
 import importlib.util
 import sys
 from pathlib import Path
-from types import ModuleType
+from types import CodeType, ModuleType
 
 from matmul_data import paths
 
@@ -20,6 +21,14 @@ SPECS_DIR = paths.ROOT / "specs"
 # The kernel files import their siblings by bare name (``import common``), as ``python matmul_v3.py`` does in
 # their folder; the experiments import theirs (``streamk``) the same way. These folders go on sys.path here only.
 FOLDERS = (KERNEL_DIR, EXPERIMENTS_DIR)
+
+
+class _FreshSourceLoader(importlib.machinery.SourceFileLoader):
+    """Compiles the file as it is now, never from a cached .pyc: Python's cache is keyed on the source's mtime in
+    whole seconds and its size, so an edit of the same size within a second would run the old code."""
+
+    def get_code(self, fullname: str) -> CodeType:
+        return self.source_to_code(self.get_data(self.path), self.path)
 
 
 class SpecError(ValueError):
@@ -52,7 +61,7 @@ def load_file(path: Path | str, name: str | None = None, *, without: tuple[str, 
     known = sys.modules.get(name)
     if not without and known is not None and Path(getattr(known, "__file__", "") or "").resolve() == path:
         return known
-    spec = importlib.util.spec_from_file_location(name, path)
+    spec = importlib.util.spec_from_file_location(name, path, loader=_FreshSourceLoader(name, str(path)))
     if spec is None or spec.loader is None:
         raise SpecError(f"cannot import {path}")
     module = importlib.util.module_from_spec(spec)
