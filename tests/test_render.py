@@ -4,6 +4,7 @@ a value, values follow the data and the rule, and bad or missing input gets one 
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 import os
 import re
@@ -413,7 +414,7 @@ def test_the_field_table_lists_every_shape_with_the_models_tiles_then_v8_and_v9_
 ) -> None:
     model = loader.load("tile_model")
     bare = field_pages.field_table(None)
-    assert bare[0] == ["Shape", "Kind, half", "V8's tile", "V9's tile"] and len(bare) == 1 + len(field.FIELD)
+    assert bare[0] == ["Shape", "Kind", "V8's tile", "V9's tile"] and len(bare) == 1 + len(field.FIELD)
     by_name = {row[0].split(", ")[0]: row for row in bare[1:]}
     dw = by_name["L3-8B out dW"]
     pick = model.choose_shared(4096, 4096, 5000)
@@ -421,7 +422,7 @@ def test_the_field_table_lists_every_shape_with_the_models_tiles_then_v8_and_v9_
     data = with_field(data)
     table = field_pages.field_table(typed(data))
     ours = [versions.label(v) for v in versions.names()[-2:]]
-    assert table[0] == ["Shape", "Kind, half", "V9's tile", *(f"{v} {TIMES} cuBLAS" for v in ours), "cuBLAS's check"]
+    assert table[0] == ["Shape", "Kind", "V9's tile", *(f"{v} {TIMES} cuBLAS" for v in ours), "cuBLAS's check"]
     inexact = [row[0] for row in table[1:] if row[-1].startswith("inexact: 96 elements wrong")]
     assert len(inexact) == 2 and all("head" in name for name in inexact), inexact
 
@@ -456,7 +457,8 @@ def test_the_odd_n_table_sets_each_head_beside_its_padded_twin_and_marks_an_inex
     for head in heads:
         twin = field.padded_twin(head)
         assert twin is not None
-        rows = [row for row in table[1:] if row[0].startswith(head.name + ",")]
+        start = next(i for i, row in enumerate(table) if row[0].startswith(head.name + ","))
+        rows = [table[start], *itertools.takewhile(lambda row: not row[0], table[start + 1 :])]  # named once
         assert [row[1].split(" (")[0] for row in rows] == [
             *(versions.label(v) for v in versions.names()[-2:]),
             "cuBLAS",
@@ -500,8 +502,26 @@ def test_the_development_check_table_reads_the_log_with_todays_rule_and_never_th
                if t.shape[2] % 16 == 0 and t.shape[1] % 8 == 0]  # fmt: skip
     assert f"{min(aligned):.2f}" == named["v9-check.pair_low"]
     assert f"{max(aligned):.2f}" == named["v9-check.pair_high"]
+    ragged = [float(row[paired]) for row, t in zip(table[1:], log.timings, strict=True) if t.shape[2] % 16]
+    assert len(ragged) >= 2 and f"{min(ragged):.2f}" == named["v9-check.ragged_pair_low"]
+    assert f"{max(ragged):.2f}" == named["v9-check.ragged_pair_high"]
     assert "not the replicated record" in field_pages.check_caption(log)
     assert field_pages.check_table(None)[1][0] == f"The development check is {NOT_MEASURED}."
+
+
+def test_the_pair_margin_is_how_far_the_models_best_pair_lies_from_its_best_tile_alone() -> None:
+    model = loader.load("tile_model")
+    named = dict(field_pages.field_values(None))
+    for shape in field_pages.MODEL_SHAPES:
+        found = model.estimates_shared(*shape)
+        alone = min(e.time for e in found if e.share == "none")
+        pair = min(e.time for e in found if e.share != "none")
+        margin = float(named[f"v9-model:{numfmt.shape_name(shape)}.pair_margin"].removesuffix("%"))
+        assert margin == pytest.approx(100 * (pair / alone - 1), abs=0.05)
+        assert (margin > 0) == (model.choose_shared(*shape).share == "none"), shape  # the sign is the choice
+    # At 8192³ the pair's saving at c falls short of kappa: the whole reason clusters stay off there.
+    assert float(named["v9-model.pair_saving"]) == pytest.approx(model.OPERAND_BYTE_COST / 256, abs=5e-4)
+    assert float(named["v9-model.pair_saving"]) < model.CLUSTER_COST
 
 
 def test_the_first_pages_headline_is_a_number_and_a_plain_word_against_cubLAS(

@@ -147,20 +147,41 @@ def field_values(data: Data) -> Iterator[tuple[str, str]]:
     yield "field.ragged", ragged_sentence(data)
     yield "field.slowest", slowest_sentence(data)
     runs = ordered_runs(data)
+    halves = f"The first {number_word(len(field.half(field.FITTED)))} rows are the fitted half, the rest held out."
     yield "field.status", status_sentence(data, len(runs))
     yield "field.odd_n", odd_n_sentence(data)
     if data is not None and runs:
         told = runs_text(data, runs)
         passed = " cuBLAS passed its float64 check at every shape." if cublas_exact(runs) else ""
-        yield "field.caption", caption(f"V9's tile (the model's); each version against its run's cuBLAS.{passed}")
+        yield "field.caption", caption(f"{halves} V9's tile (the model's); each version against its run's "
+                                       f"cuBLAS.{passed}")  # fmt: skip
         yield "field.chart_caption", caption(f"Each implementation against its run's cuBLAS, by half: {told}.")
     else:
-        yield "field.caption", caption(f"The field set is {NOT_MEASURED}: each shape, and the model's tiles.")
+        yield "field.caption", caption(f"The field set is {NOT_MEASURED}: each shape, and the model's tiles. "
+                                       f"{halves}")  # fmt: skip
         yield "field.chart_caption", caption(f"The field set is {NOT_MEASURED}.")
     for shape in MODEL_SHAPES:
         v8, v9 = model_picks(shape)
         yield f"v9-model:{shape_name(shape)}.v8_pick", v8
         yield f"v9-model:{shape_name(shape)}.pick", v9
+        yield f"v9-model:{shape_name(shape)}.pair_margin", pair_margin(shape)
+    yield "v9-model.pair_saving", f"{pair_saving():.3f}"
+
+
+def pair_saving() -> float:
+    """What a 128 x 256 pair sharing B saves per FLOP at V8's c: the L2 bytes of half a B tile, 1/256 per FLOP."""
+    model = loader.load("tile_model")
+    alone, pair = (model.estimate(model.REFERENCE, 8192, 8192, 8192, share=share) for share in ("none", "b"))
+    return model.OPERAND_BYTE_COST * (alone.l2_bytes_per_flop - pair.l2_bytes_per_flop)
+
+
+def pair_margin(shape: tuple[int, int, int]) -> str:
+    """How far apart the model rates its best pair and its best tile alone at a shape: "0.4%" (a pair slower) or
+    "-3.1%" (a pair faster)."""
+    found = loader.load("tile_model").estimates_shared(*shape)
+    alone = min(e.time for e in found if e.share == "none")
+    pair = min(e.time for e in found if e.share != "none")
+    return f"{100 * (pair / alone - 1):.1f}%"
 
 
 def field_table(data: Data) -> Table:
@@ -168,14 +189,14 @@ def field_table(data: Data) -> Table:
     the chart: the table stays short)."""
     runs = {run.shape.mnk: run for run in ordered_runs(data)}
     names = ours(list(runs.values()))[::-1]
-    header = ["Shape", "Kind, half", *(["V9's tile"] if runs else ["V8's tile", "V9's tile"])]
+    header = ["Shape", "Kind", *(["V9's tile"] if runs else ["V8's tile", "V9's tile"])]  # the caption: the halves
     # cuBLAS's check gets a column only where it missed somewhere; otherwise the caption says it passed everywhere.
     inexact = not cublas_exact(runs.values())
     header += [f"{versions.label(impl)} {TIMES} cuBLAS" for impl in names] + (["cuBLAS's check"] if inexact else [])
     rows = [header]
     for shape in [*field.half(field.FITTED), *field.half(field.HELD_OUT)]:
         v8, v9 = model_picks(shape.shape, compact=True)
-        row = [f"{shape.name}, {numfmt.shape_text(shape.shape)}", f"{shape.kind}, {shape.half}"]
+        row = [f"{shape.name}, {numfmt.shape_text(shape.shape)}", shape.kind]
         if not runs:
             rows.append([*row, v8, v9])
             continue
@@ -198,13 +219,14 @@ def odd_n_heads(data: Data) -> list[tuple[field.FieldShape, model.Figure | None,
 
 def odd_n_table(data: Data) -> Table:
     """At each odd-N head, every implementation's TFLOPS there and at its padded twin, and the quotient: what an odd
-    N costs it (two runs, so the quotient is not paired)."""
+    N costs it (two runs, so the quotient is not paired). A head is named on its first row only."""
     header = ["Head", "Implementation", "TFLOPS, odd N", "padded N", "Odd ÷ padded"]
     rows = [header]
     for head, odd, padded in odd_n_heads(data):
         if odd is None or padded is None:
             rows.append([f"{head.name}, {numfmt.shape_text(head.shape)}", NOT_MEASURED, "", "", ""])
             continue
+        named = len(rows)
         for impl in [*ours([odd])[::-1], results.CUBLAS]:
             if impl not in odd.rows or impl not in padded.rows:
                 continue
@@ -212,9 +234,8 @@ def odd_n_table(data: Data) -> Table:
             label = versions.label(impl) if impl != results.CUBLAS else "cuBLAS"
             wrong = results.inexact_baseline(odd) if impl == results.CUBLAS else None
             label += "" if wrong is None else f" (inexact: {wrong:,} wrong)"
-            rows.append(
-                [f"{head.name}, {numfmt.shape_text(head.shape)}", label, f"{a:.0f}", f"{b:.0f}", f"{a / b:.2f}"]
-            )
+            name = f"{head.name}, {numfmt.shape_text(head.shape)}" if len(rows) == named else ""
+            rows.append([name, label, f"{a:.0f}", f"{b:.0f}", f"{a / b:.2f}"])
     return rows
 
 
@@ -325,6 +346,10 @@ def check_values(log: CheckLog | None) -> Iterator[tuple[str, str]]:
         yield f"{CHECK_NAME}.aligned_count", number_word(len(pairs))
         yield f"{CHECK_NAME}.pair_low", f"{min(pairs):.2f}"
         yield f"{CHECK_NAME}.pair_high", f"{max(pairs):.2f}"
+    ragged = [s.pair_over_alone() for s in shapes if s.shape[2] % 16]  # rows off L2's 32-byte sectors
+    if ragged:
+        yield f"{CHECK_NAME}.ragged_pair_low", f"{min(ragged):.2f}"
+        yield f"{CHECK_NAME}.ragged_pair_high", f"{max(ragged):.2f}"
 
 
 def check_table(log: CheckLog | None) -> Table:
@@ -376,8 +401,8 @@ def status_sentence(data: Data, field_runs: int) -> str:
     if len(missing) == len(have):
         return (f"No replicated record of {label} exists yet ({told}): every number of {label}'s own here comes "
                 "from one development process, the check under How the model chooses.")  # fmt: skip
-    return (f"{label}'s record still lacks {told}; what it has is replicated (:doc:`/method`), the development "
-            "check one process.")  # fmt: skip
+    return (f"{label}'s record still lacks {told}; what it has is replicated (:doc:`/method`), except the "
+            "development check, which is one process.")  # fmt: skip
 
 
 def sentences(data: Data) -> Iterator[tuple[str, str]]:
