@@ -251,8 +251,10 @@ def build_facts(report: BuildReport) -> dict[str, Any]:
 
 # Builds beside the versions that a chapter quotes: name -> (kind, what it is). "edit": a try-it edit of
 # specs/tryit.py (version-name) applied to the chapter's kernel; "steps": a variant of specs/steps.py;
-# "tile": V8 pinned to another tile of its model's menu (version-<block_m>x<block_n>).
+# "tile": V8 pinned to another tile of its model's menu (version-<block_m>x<block_n>); "tryit": a timed try-it variant
+# of specs/tryit.py (try-<name>), a version's own class pinned to another configuration.
 EXTRA_BUILDS: dict[str, tuple[str, str]] = {
+    "v1-64x128": ("tryit", "V1 pinned to the 64 x 128 tile (its Try it)"),
     "v1-wait-group-1": ("edit", "V1 with wait_group(1) instead of wait_group(0) (its Try it)"),
     "v5-no-final-wait": ("edit", "V5 without the wait_group(0) before the epilogue (its Try it)"),
     "v6-no-sync-after-store": ("edit", "V6 without the sync before the TMA store is issued (its Try it)"),
@@ -286,6 +288,12 @@ def record_build(name: str) -> dict[str, Any]:
             edited.write_text(tryit.apply_edits(kernel.read_text(encoding="utf-8"), entry["edits"], str(kernel)))
             cls = getattr(kernels.load_file(edited, f"{kernel.stem}_edited"), version.class_name)
             config, files = {**version.tuned, **entry["config"]}, [kernel, tryit.SPEC_FILE]
+        elif kind == "tryit":
+            from matmul_bench import tryit
+
+            _, _, pinned, _ = kernels.import_spec(tryit.SPEC_FILE, "try-it").VARIANTS[f"try-{name}"]
+            cls = kernels.kernel_class(kernel, version.class_name)
+            config, files = {**version.tuned, **pinned}, [kernel, tryit.SPEC_FILE]
         elif kind == "tile":
             module = kernels.load(kernel.stem)
             block_m, block_n = (int(x) for x in rest.split("x"))

@@ -210,6 +210,17 @@ def proof_values(data: model.Results) -> Iterator[tuple[str, str]]:
         yield "proof.verdict", "inside the band" if gap <= band else "outside the band"
 
 
+def split_values(data: model.Results) -> Iterator[tuple[str, str]]:
+    """V6's gain over V5 split in two by the steps run that times V5 (3 stages), V6's loop storing C from registers
+    and V6 itself, each against V6: the staged store's share is that run's step of the register stores reversed
+    (paired), the persistent loop's is the rest, ``v6.loop_share``: the quotient of two medians, not paired."""
+    for run in data.steps:
+        v5, regs = run.rows.get("v5-s3"), run.rows.get("v6-regs-s3")
+        if v5 is not None and regs is not None and v5.step is not None and regs.step is not None:
+            yield "v6.loop_share", f"{regs.step.median / v5.step.median:.2f}{TIMES}"
+            return
+
+
 def warmup_values(data: model.Results) -> Iterator[tuple[str, str]]:
     """The benchmark's warm-up, and the measurement behind it (``check warmup``) on the results file's GPU."""
     if data.method.warmup_s is not None:
@@ -257,6 +268,7 @@ def values(data: Data, record: BuildRecord | None) -> dict[str, str]:
             out.update(row_values(name, row, data))
         out.update(edit_values(data))
         out.update(proof_values(data))
+        out.update(split_values(data))
         for impl, step in results.ladder_steps(data):
             out[f"{impl}.clock_change"], out[f"{impl}.step_per_clock"] = per_clock(data, impl, step)
         out.update(warmup_values(data))

@@ -12,7 +12,7 @@ from matmul_site.numfmt import NOT_RECORDED, TIMES, escape, shape_name, unit_tex
 # An Nsight Compute counter a row may hold: name -> (its key in the row's "counters", label, unit kind).
 COUNTERS = {
     "tensor_pipe": ("tensor_pipe_pct", "Tensor pipe utilisation (ncu)", "pct"),
-    "gmma_instructions": ("gmma_instructions", "WGMMA instructions executed (ncu)", "count"),
+    "gmma_instructions": ("gmma_instructions", "WGMMA warp instructions (ncu; 4 per wgmma)", "count"),
     "dram_throughput": ("dram_throughput_pct", "DRAM throughput, share of peak (ncu)", "pct"),
     "dram_read": ("dram_read_bytes", "Bytes read from DRAM (ncu)", "mb"),
     "l2_hit": ("l2_hit_pct", "L2 hit rate (ncu)", "pct"),
