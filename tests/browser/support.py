@@ -43,8 +43,8 @@ def gallery_pages() -> list[str]:
 
 def sampled_pages() -> list[str]:
     """Every page but the gallery's per-version pages, and the last of those: they come from one template, so one
-    stands for all in the checks that look at a page's pictures, code blocks and layout (every page is still
-    loaded, and every link followed, elsewhere)."""
+    stands for all in the checks that load a page in Chromium (every link, asset and download of every page is
+    still fetched, in test_published_site.py)."""
     gallery = gallery_pages()
     return [p for p in site_pages() if p not in gallery] + gallery[-1:]
 
@@ -91,6 +91,29 @@ class PageLinks(HTMLParser):
             self.canonical = values.get("href", "")
         elif values.get(self.ATTRIBUTES.get(tag, "")):
             self.urls.append(values[self.ATTRIBUTES[tag]])
+
+
+class Anchors(HTMLParser):
+    """A built page's links as its HTML has them: (classes, href, inside the sidebar's table of contents)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.links: list[tuple[set[str], str, bool]] = []
+        self.open: list[bool] = []  # per open element: is it, or is it inside, the sidebar tree
+        self.feed(text)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = {k: v or "" for k, v in attrs}
+        classes = set(values.get("class", "").split())
+        inside = bool(self.open and self.open[-1]) or "sidebar-tree" in classes
+        if tag == "a" and "href" in values:
+            self.links.append((classes, values["href"], inside))
+        if tag not in FirstParagraph.VOID:
+            self.open.append(inside)
+
+    def handle_endtag(self, tag: str) -> None:
+        if self.open and tag not in FirstParagraph.VOID:
+            self.open.pop()
 
 
 class FirstParagraph(HTMLParser):

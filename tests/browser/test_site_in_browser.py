@@ -2,20 +2,36 @@
 
 The site is served under its sub-path (``base_url``, e.g. /hopper-matmul/), as GitHub Pages serves it; the
 lighter check at the root and search are in test_published_site.py, phone widths in test_on_a_phone.py (nox -s
-browser runs the files side by side). Each page is opened once per module (fixture ``visit``) and every check
-reads that one load; failures name the page and what is wrong.
+browser runs the files side by side). Each sampled page is opened once per module (fixture ``visit``) and every
+check reads that one load; the gallery's other kernel pages come from the same template, and every link, asset and
+download of every page is fetched in test_published_site.py. Failures name the page and what is wrong.
 """
 
 from __future__ import annotations
 
 import io
+import posixpath
 import re
 import zipfile
 from collections.abc import Callable, Iterator
 from typing import Any
+from urllib.parse import urljoin
 
 import pytest
-from support import SHOTS, Visit, fetch, first_screen, gallery_pages, open_page, origin, sampled_pages, site_pages
+from support import (
+    SHOTS,
+    SITE,
+    Anchors,
+    PageLinks,
+    Visit,
+    fetch,
+    first_screen,
+    gallery_pages,
+    open_page,
+    origin,
+    sampled_pages,
+    site_pages,
+)
 
 PAGES = site_pages()
 GALLERY = gallery_pages()
@@ -55,7 +71,7 @@ def test_site_was_built_with_pages() -> None:
     assert any(p.startswith("chapters/") for p in PAGES), f"no chapter pages in the build: {PAGES}"
 
 
-@pytest.mark.parametrize("path", PAGES)
+@pytest.mark.parametrize("path", SAMPLED)
 def test_page_loads_without_errors_or_failed_requests(visit: Callable[[str], Visit], path: str) -> None:
     problems = visit(path).problems
     assert not problems, f"{path}: " + "; ".join(problems)
@@ -139,24 +155,30 @@ def test_charts_and_figures_stay_readable_in_dark_mode(visit: Callable[[str], Vi
         page.evaluate("document.body.dataset.theme = 'auto'")
 
 
-def toc_order(visit: Callable[[str], Visit], base_url: str) -> list[str]:
-    hrefs = visit("index.html").page.eval_on_selector_all(".sidebar-tree a.reference", "els => els.map(e => e.href)")
-    order = ["index.html"] + [h.replace(base_url, "").split("#")[0] for h in hrefs]
+def links(path: str, cls: str) -> list[str]:
+    """The pages a built page links to with class ``cls``, relative to the site root (static HTML: furo writes the
+    table of contents and the next and previous links into every page)."""
+    found = Anchors((SITE / path).read_text(encoding="utf-8")).links
+    where = posixpath.dirname(path)
+    return [
+        posixpath.normpath(posixpath.join(where, href.split("#")[0])) for classes, href, _ in found if cls in classes
+    ]
+
+
+def toc_order() -> list[str]:
+    found = Anchors((SITE / "index.html").read_text(encoding="utf-8")).links
+    order = ["index.html"] + [
+        href.split("#")[0] for classes, href, inside in found if inside and "reference" in classes
+    ]
     return list(dict.fromkeys(order))
 
 
-def test_next_and_previous_links_follow_the_table_of_contents(visit: Callable[[str], Visit], base_url: str) -> None:
-    order = toc_order(visit, base_url)
+def test_next_and_previous_links_follow_the_table_of_contents() -> None:
+    order = toc_order()
     assert len(order) > 2, f"the table of contents lists too few pages: {order}"
     for here, there in zip(order, order[1:], strict=False):
-        nxt = visit(here).page.locator("a.next-page")
-        assert nxt.count() == 1, f"{here}: no 'next' link (expected {there})"
-        target = nxt.get_attribute("href").split("#")[0]
-        assert target.endswith(there.split("/")[-1]), f"{here}: 'next' leads to {target}, not {there}"
-        prev = visit(there).page.locator("a.prev-page")
-        assert prev.count() == 1, f"{there}: no 'previous' link (expected {here})"
-        target = prev.get_attribute("href").split("#")[0]
-        assert target.endswith(here.split("/")[-1]), f"{there}: 'previous' leads to {target}, not {here}"
+        assert links(here, "next-page") == [there], f"{here}: 'next' leads to {links(here, 'next-page')}, not {there}"
+        assert links(there, "prev-page") == [here], f"{there}: 'previous' leads to {links(there, 'prev-page')}"
 
 
 def test_pages_fit_a_desktop_screen_and_are_captured(visit: Callable[[str], Visit]) -> None:
@@ -185,19 +207,17 @@ def test_gallery_cards_are_titled_like_the_chapters_without_backslashes(visit: C
     numbers = [int(m[1]) for t in titles if (m := re.match(r"V(\d+): \S", t))]
     assert len(numbers) == len(titles) == len(GALLERY), f"gallery card titles: {titles}"
     assert numbers == sorted(numbers), f"cards are not in ladder order: {titles}"
-    heads = [visit(p).page.locator("article h1").inner_text() for p in GALLERY]
+    heads = [re.search(r"<h1>([^<]*)", (SITE / p).read_text(encoding="utf-8"))[1] for p in GALLERY]  # as built
     assert not [t for t in titles + heads if "\\" in t], f"backslashes in gallery titles: {titles + heads}"
 
 
 @pytest.mark.parametrize("path", GALLERY)
-def test_each_gallery_zip_is_served_and_holds_the_kernel_and_its_helpers(
-    visit: Callable[[str], Visit], path: str
-) -> None:
+def test_each_gallery_zip_is_served_and_holds_the_kernel_and_its_helpers(base_url: str, path: str) -> None:
     from matmul_site.sphinx import kernel_source
 
-    page = visit(path).page
+    links = PageLinks((SITE / path).read_text(encoding="utf-8")).urls  # the links as built: no browser needed
     kernel = path.removeprefix("gallery/").removesuffix(".html")
-    zips = set(page.eval_on_selector_all("article a.download[href$='.zip']", "els => els.map(e => e.href)"))
+    zips = {urljoin(base_url + path, url) for url in links if url.endswith(".zip")}
     assert len(zips) == 2, f"{path}: expected the page's zip link and sphinx-gallery's, found {sorted(zips)}"
     files = kernel_source.bundle_files(kernel_source.kernel_path(kernel.removeprefix("matmul_")))
     expected = {f"{kernel}/{f.name}": f.read_bytes() for f in files}
