@@ -16,9 +16,9 @@ import v8_checks
 
 from matmul_bench import checks, cli, jobs, kernels
 from matmul_bench.checks import core, correctness, menus
-from matmul_data import paths
+from matmul_data import field, paths
 from matmul_data.check_log import CheckLog
-from matmul_site import field_pages
+from matmul_site import v9_check
 
 TILES = ("128x256", "256x128", "128x192", "128x128", "192x192")  # tile_model.CANDIDATES, in order
 
@@ -107,7 +107,7 @@ def test_v9_menu_times_v8_v9_and_the_extras_and_checks_the_extras_at_the_common_
 
 def test_v9_menu_fitted_times_the_field_set_s_fitted_half() -> None:
     work = dry_run("v9-menu", "--fitted", "--menu", "--tiles", "128x256", "--check")
-    fitted = [f.shape for f in field_pages.field.half(field_pages.field.FITTED)]
+    fitted = [f.shape for f in field.half(field.FITTED)]
     assert [run.shape for run in work.runs] == fitted
     assert [i.name for i in work.runs[0].impls] == ["V8", "V9", "v9-128x256-none", "v9-128x256-b", "v9-128x256-a",
                                                     "cuBLAS"]  # fmt: skip
@@ -175,7 +175,7 @@ def test_v9_menu_writes_the_log_the_v9_page_reads(tmp_path: Path) -> None:
     written = json.loads(log.read_text())
     assert written["gpu"] == fake_gpu.FAKE_DEVICE["name"] and len(written["checks"]) == 5
     assert all(c["label"].startswith(("matmul_v8 ", "matmul_v9 ")) and c["report"] for c in written["checks"])
-    (shape,) = field_pages.checked(CheckLog.from_json(written))  # the log decodes as the page's model
+    (shape,) = v9_check.checked(CheckLog.from_json(written))  # the log decodes as the page's model
     assert shape.shape == (4096, 4096, 4096) and shape.menu == ["v9-128x256-none", "v9-128x256-b", "v9-128x256-a"]
     assert shape.configs["v9-128x256-b"]["share"] == "b" and "cuBLAS" not in shape.configs
     assert shape.to_cublas("v9-128x256-b") > 0 and shape.best() in shape.menu

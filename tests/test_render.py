@@ -24,7 +24,17 @@ from fake_results import fake_file, typed
 from matmul_data import budget, field, loader, model, paths, results, stats, versions
 from matmul_data.builds import BuildRecord
 from matmul_data.check_log import CheckLog
-from matmul_site import chapter_tables, doc_pages, field_pages, method_tables, numfmt, page_values, phrases, render
+from matmul_site import (
+    chapter_tables,
+    doc_pages,
+    field_pages,
+    method_tables,
+    numfmt,
+    page_values,
+    phrases,
+    render,
+    v9_check,
+)
 from matmul_site import headline as headline_words
 from matmul_site.numfmt import NOT_MEASURED
 
@@ -473,17 +483,17 @@ def test_the_odd_n_table_sets_each_head_beside_its_padded_twin_and_marks_an_inex
 
 
 def test_the_committed_development_check_log_round_trips_byte_for_byte() -> None:
-    raw = field_pages.CHECK_LOG.read_bytes()
+    raw = v9_check.CHECK_LOG.read_bytes()
     log = CheckLog.from_json(json.loads(raw))
     assert json.dumps(log.to_json()).encode() == raw  # as the check's --json writes it
     assert log.timings and all(len(ms) == len(log.timings[0].ms["cuBLAS"]) for ms in log.timings[0].ms.values())
 
 
 def test_the_development_check_table_reads_the_log_with_todays_rule_and_never_the_logs_v9_row() -> None:
-    log = field_pages.check_log()
-    assert log is not None, f"{field_pages.CHECK_LOG} is missing"
+    log = v9_check.check_log()
+    assert log is not None, f"{v9_check.CHECK_LOG} is missing"
     model = loader.load("tile_model")
-    table = field_pages.check_table(log)
+    table = v9_check.check_table(log)
     assert len(table) == 1 + len(log.timings)
     for row, timing in zip(table[1:], log.timings, strict=True):
         shape, ms = timing.shape, timing.ms
@@ -494,7 +504,7 @@ def test_the_development_check_table_reads_the_log_with_todays_rule_and_never_th
             ratio[len(ratio) // 2]  # fmt: skip
         assert row[table[0].index("Fitted model's pick")].endswith(f": {median:.2f}"), (row, pick)
         assert row[0].startswith(field.by_shape()[shape].name)
-    named = dict(field_pages.check_values(log))
+    named = dict(v9_check.check_values(log))
     assert named["v9-check.rounds"] == numfmt.number_word(len(log.timings[0].ms["cuBLAS"]))
     assert float(named["v9-check.pair_low"]) <= float(named["v9-check.pair_high"])
     # The paired column is what the prose quotes: its lowest and highest over the aligned shapes are pair_low, _high.
@@ -506,8 +516,8 @@ def test_the_development_check_table_reads_the_log_with_todays_rule_and_never_th
     ragged = [float(row[paired]) for row, t in zip(table[1:], log.timings, strict=True) if t.shape[2] % 16]
     assert len(ragged) >= 2 and f"{min(ragged):.2f}" == named["v9-check.ragged_pair_low"]
     assert f"{max(ragged):.2f}" == named["v9-check.ragged_pair_high"]
-    assert "not the replicated record" in field_pages.check_caption(log)
-    assert field_pages.check_table(None)[1][0] == f"The development check is {NOT_MEASURED}."
+    assert "not the replicated record" in v9_check.check_caption(log)
+    assert v9_check.check_table(None)[1][0] == f"The development check is {NOT_MEASURED}."
 
 
 def test_the_pair_margin_is_how_far_the_models_best_pair_lies_from_its_best_tile_alone() -> None:

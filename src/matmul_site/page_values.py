@@ -8,7 +8,7 @@ from collections.abc import Iterator, Sequence
 
 from matmul_data import budget, hopper, loader, model, results, stats, versions
 from matmul_data.builds import BuildRecord
-from matmul_site import field_pages, headline, numfmt, panels, whole
+from matmul_site import field_pages, headline, numfmt, panels, v9_check, whole
 from matmul_site.captions import Data
 from matmul_site.chapter_tables import build_table
 from matmul_site.doc_pages import pages
@@ -279,10 +279,10 @@ def values(data: Data, record: BuildRecord | None) -> dict[str, str]:
     for version in versions.names():
         out[f"{version}.build_unchanged"] = build_table(version, record)[1] or "Every fact is listed above."
     out.update(caption_values(data, record))
-    log = field_pages.check_log()
+    log = v9_check.check_log()
     out.update(field_pages.field_values(data))
-    out.update(field_pages.check_values(log))
-    out[f"{field_pages.CHECK_NAME}.caption"] = field_pages.check_caption(log)
+    out.update(v9_check.check_values(log))
+    out[f"{v9_check.CHECK_NAME}.caption"] = v9_check.check_caption(log)
     out.update(field_pages.sentences(data))
     out.update(headline.headline_values(data, out))
     out.update(whole.whole_values(pages(), out))  # files() writes them again for its own pages

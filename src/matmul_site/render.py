@@ -1,7 +1,7 @@
 """The one way from the data to the pages: ``python -m matmul_site.render`` writes ``docs/_generated/``.
 
-From the results file, the sm_90a build record and the tile model (and, for V9's page, the field set and a logged
-development check: :mod:`.field_pages`) it writes plain files that stock Sphinx reads:
+From the results file, the sm_90a build record and the tile model (and, for V9's page, the field set,
+:mod:`.field_pages`, and a logged development check, :mod:`.v9_check`) it writes plain files that stock Sphinx reads:
 ``values.rst``, one substitution per value a page names (``.. |v7.tflops| replace:: 673 TFLOPS``, "not measured
 yet" where the data lacks it; :func:`.page_values.values` lists them, docs/writing.rst too), the tables as
 ``<table>.csv`` (:mod:`.chapter_tables`, :mod:`.method_tables`), and what ptxas printed for a build as
@@ -20,7 +20,7 @@ from pathlib import Path
 
 from matmul_data import budget, paths, results, versions
 from matmul_data.builds import BuildRecord
-from matmul_site import field_pages, numfmt, whole
+from matmul_site import field_pages, numfmt, v9_check, whole
 from matmul_site.captions import Data, Table, unmeasured
 from matmul_site.chapter_tables import (
     attempts_table,
@@ -76,7 +76,7 @@ def files(data: Data, record: BuildRecord | None, docs: Path = paths.DOCS_DIR) -
     out["warmup-settle.csv"] = csv_text(warmup_table(data))
     out["field.csv"] = csv_text(field_pages.field_table(data))
     out["odd-n.csv"] = csv_text(field_pages.odd_n_table(data))
-    out[f"{field_pages.CHECK_NAME}.csv"] = csv_text(field_pages.check_table(field_pages.check_log()))
+    out[f"{v9_check.CHECK_NAME}.csv"] = csv_text(v9_check.check_table(v9_check.check_log()))
     for run in results.steps_runs(data):
         out[f"steps-{run_slug(run)}.csv"] = csv_text(attempts_table(run))
     for name, entry in (record.builds if record else {}).items():
