@@ -8,6 +8,7 @@ latency, ratios from paired samples through :func:`matmul_data.stats.interval`),
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import Any
@@ -150,17 +151,21 @@ def fake_ladder(names: Sequence[str] | None = None) -> dict[str, Any]:
     )
 
 
-def fake_sweep(shapes: Sequence[tuple[int, int, int]] = SWEEP_SHAPES) -> list[dict[str, Any]]:
-    """One run per shape with the last three versions and cuBLAS (and torch.compile at the first shape)."""
+def fake_sweep(shapes: Sequence[tuple[int, int, int]] = SWEEP_SHAPES, peers: bool = True) -> list[dict[str, Any]]:
+    """One run per shape with the last three versions and cuBLAS; then, ``peers``, one more at the first shape that
+    times torch.compile too (record --peers: a rotation of its own, beside the other)."""
     runs = []
     swept = versions.names()[-3:]  # as the benchmark's sweep
-    for index, shape in enumerate(shapes):
+    titles = {name: versions.title(name) for name in swept}
+    for shape in shapes:
         scale = shape[0] * shape[1] * shape[2] / 8192**3
         latencies = {impl: LADDER_MS.get(impl, 1.6) * scale for impl in (*swept, "cublas")}
-        if index == 0:
-            latencies[versions.TORCH_COMPILE] = LADDER_MS["cublas"] * scale * 1.05
-        titles = {name: versions.title(name) for name in swept}
         runs.append(figure(fake_run(shape, latencies, configs=LADDER_CONFIGS, titles=titles)))
+    if peers and shapes:
+        scale = math.prod(shapes[0]) / 8192**3
+        latencies = {impl: LADDER_MS.get(impl, 1.6) * scale * 1.01 for impl in (*swept, "cublas")}
+        latencies[versions.TORCH_COMPILE] = LADDER_MS["cublas"] * scale * 1.05
+        runs.append(figure(fake_run(shapes[0], latencies, configs=LADDER_CONFIGS, titles=titles)))
     return runs
 
 

@@ -54,6 +54,22 @@ def test_plan_field_times_the_last_two_versions_and_cublas_at_every_field_shape(
     assert "(of it field " in printed
 
 
+def test_shapes_cuts_the_sweep_and_the_field_to_a_part_and_names_a_shape_neither_times() -> None:
+    mixtral, dw = field.FIELD[4].shape, (4096, 4096, 5000)
+    part = make(
+        "--field", "--peers", "--sweep", "--shapes", f"{plan.shape_text(mixtral)},4096x4096x4096, 4096x4096x5000"
+    )
+    assert [(r.section, r.shape) for r in part.runs] == [("sweep", (4096, 4096, 4096)), ("field", mixtral),
+                                                         ("field", dw)]  # fmt: skip
+    assert all([i.name for i in r.impls][-3:] == list(plan.OPTIONAL_PEERS) for r in part.section_runs("field"))
+    assert make("--ladder", "--field", "--shapes", "4096x4096x5000").sections() == ["ladder", "field"]
+    for wrong, message in (("1x2x3", "1x2x3 is not a shape"), ("4096x4096", "not a shape"), ("big", "MxNxK")):
+        with pytest.raises(plan.UsageError, match=message):
+            make("--field", "--shapes", wrong)
+    with pytest.raises(plan.UsageError, match="add --sweep or --field"):
+        make("--ladder", "--shapes", "8192x8192x8192")
+
+
 def test_the_plan_s_shape_is_the_one_every_chapter_quotes() -> None:
     assert kernels.load("common").BENCH_SHAPE == plan.BENCH_SHAPE
 

@@ -177,7 +177,15 @@ def test_every_tflops_chart_marks_the_peak_at_each_rows_clock_and_none_for_a_sus
         "version": (lambda: charts.version_chart("v3", read), [rows[v] for v in versions.names()]),
         "summary": (lambda: charts.summary_chart(read), list(rows.values())),
         "steps": (lambda: charts.steps_chart(read), [rows[v] for v, _ in results.ladder_steps(read)]),
-        "sweep": (lambda: charts.sweep_chart(read), [row for run in data["sweep"] for row in run["rows"].values()]),
+        "sweep": (
+            lambda: charts.sweep_chart(read),
+            [
+                row
+                for run in data["sweep"]
+                for impl, row in run["rows"].items()
+                if versions.TORCH_COMPILE not in run["rows"] or impl == versions.TORCH_COMPILE
+            ],
+        ),  # peers: their own run
     }[chart]
     fig = drawn()
     expected = sms_x_4096_x_clock(data, shown)
@@ -219,7 +227,8 @@ def test_sweep_chart_shows_ratios_with_their_intervals_and_tflops(data: dict[str
     fig = charts.sweep_chart(typed(data))
     top, bottom = fig.axes[:2]
     first = versions.names()[-3]  # the first of the three versions the sweep times
-    by_size = sorted(data["sweep"], key=lambda r: sum(r["shape"].values()))
+    own = [r for r in data["sweep"] if versions.TORCH_COMPILE not in r["rows"]]  # a peers' run stands apart
+    by_size = sorted(own, key=lambda r: sum(r["shape"].values()))
     swept = [r["rows"][first]["ratio_to_cublas"] for r in by_size]
     series = {c.get_label(): c for c in top.containers}
     medians = list(series[versions.label(first)].lines[0].get_xdata())
@@ -230,6 +239,9 @@ def test_sweep_chart_shows_ratios_with_their_intervals_and_tflops(data: dict[str
     assert any(list(line.get_xdata()) == [1.0, 1.0] for line in top.lines)
     swept = {versions.label(v) for v in versions.names()[-3:]}
     assert {line.get_label() for line in bottom.lines} >= swept | {"cuBLAS"}  # the last three swept
+    # The peer at its one shape, from its own run, beside the versions' figure there (not twice the versions).
+    assert len(series[versions.label(versions.TORCH_COMPILE)].lines[0].get_xdata()) == 1
+    assert len(medians) == len(own)
 
 
 def test_steps_chart_colours_each_step_by_its_verdict(data: dict[str, Any]) -> None:
@@ -261,7 +273,9 @@ def test_field_chart_shows_each_shape_by_half_as_ratios_to_its_runs_cublas(data:
     newest = [r.rows[ours[-1]].ratio_to_cublas.median for r in ordered]
     assert list(series[versions.label(ours[-1])].lines[0].get_xdata()) == pytest.approx(newest)
     quack = series["QuACK (CuTe DSL)"].lines[0].get_xdata()
-    assert len(quack) == sum(versions.QUACK in r.rows for r in ordered) < len(ordered)  # only where it ran
+    ran = [r for r in results.peer_runs(typed(data), "field") if versions.QUACK in r.rows]  # its own runs
+    assert 0 < len(quack) == len(ran) < len(ordered)  # only where it ran
+    assert sorted(quack) == pytest.approx(sorted(r.rows[versions.QUACK].ratio_to_cublas.median for r in ran))
     words = texts(fig)
     assert words.count("Fitted half") == words.count("Held-out half") == 1
     inexact = [w for w in words if "(cuBLAS inexact)" in w.replace("\n", " ")]

@@ -568,6 +568,25 @@ def test_the_runs_table_has_one_row_per_set_of_runs_with_short_commits() -> None
     assert commits and all(len(c) == method_tables.COMMIT_CHARS for c in commits), commits
 
 
+def test_a_run_with_the_peers_is_listed_as_a_set_of_its_own_and_its_peers_reach_the_charts(
+    data: dict[str, Any],
+) -> None:
+    read = typed(with_field(data))
+    named = " ".join(row[0] for row in method_tables.runs_table(read)[1:]).lower()
+    with_peers = len(results.peer_runs(read, "field"))
+    assert (
+        "the sweep, with the peers (1 shape)" in named
+        and f"the field set, with the peers ({with_peers} shapes)" in named
+    )
+    (peer_figure,) = results.peer_runs(read, "sweep")
+    assert peer_figure not in results.sweep_runs(read) and peer_figure.shape in [
+        r.shape for r in results.sweep_runs(read)
+    ]
+    rows = results.peer_rows(read, "sweep", peer_figure.shape)
+    assert list(rows) == [versions.TORCH_COMPILE]  # the peer alone: the versions come from their own figure
+    assert results.peer_rows(read, "sweep", results.sweep_runs(read)[-1].shape) == {}
+
+
 def test_the_generator_prints_shapes_one_way_and_fills_in_the_methods_field_names() -> None:
     assert numfmt.shapes_in_text("at 4096^3 (3.9 waves)") == "at 4096\u00b3 (3.9 waves)"
     assert numfmt.shapes_in_text("launch 1 of 5 (8192x8192x8192)") == "launch 1 of 5 (8192\u00b3)"

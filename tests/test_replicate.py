@@ -9,6 +9,7 @@ import copy
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_benchmark import fake
@@ -40,23 +41,35 @@ def test_a_run_of_another_rotation_starts_the_figure_anew(tmp_path: Path) -> Non
 NVJET = "nvjet_sm90_hsh_256x128_64x4_2x1_v_bz_coopB_TNN"
 
 
+def another_rotation(data: dict[str, Any]) -> dict[str, Any]:
+    """The record's sweep as if it had timed one version fewer: another rotation, not merged with the first."""
+    dropped = versions.names()[-3]
+    for figure in data["sweep"]:
+        for rows in (figure["rows"], *(run["rows"] for run in figure["runs"])):
+            rows.pop(dropped)
+    return data
+
+
 def test_a_sweep_figure_started_anew_keeps_the_cublas_kernel_named_at_its_shape(tmp_path: Path) -> None:
-    out = tmp_path / "res" / "nvidia-h200.json"
+    out, new_path = tmp_path / "res" / "nvidia-h200.json", tmp_path / "new.json"
     assert fake(tmp_path, "--sweep") == 0
     assert baseline.record(out, {"4096x4096x4096": {"kernel": NVJET}}) == 1
-    assert fake(tmp_path, "--sweep", "--peers") == 0  # another rotation
-    (figure,) = results.load(out)["sweep"]
-    assert len(figure["runs"]) == 1 and versions.QUACK in figure["rows"]  # started anew
-    assert figure["cublas_kernel"]["name"] == NVJET
+    assert fake(tmp_path, "--sweep", "--out", str(new_path)) == 0
+    new = model.Results.from_json(another_rotation(results.load(new_path)))
+    (figure,) = replicate.merge_file(model.Results.from_json(results.load(out)), new).sweep
+    assert len(figure.runs) == 1 and versions.names()[-3] not in figure.rows  # started anew
+    assert figure.cublas_kernel is not None and figure.cublas_kernel.name == NVJET
+    assert fake(tmp_path, "--sweep", "--peers") == 0  # the peers: a figure beside the first, which stays
+    plain, with_peers = results.load(out)["sweep"]
+    assert len(plain["runs"]) == 1 and versions.QUACK in with_peers["rows"] and versions.QUACK not in plain["rows"]
 
 
 def test_a_sweep_figure_started_anew_by_another_cublas_drops_the_kernel_the_old_one_named(tmp_path: Path) -> None:
     old_path, new_path = tmp_path / "old.json", tmp_path / "new.json"
     assert fake(tmp_path, "--sweep", "--out", str(old_path)) == 0
     assert baseline.record(old_path, {"4096x4096x4096": {"kernel": NVJET}}) == 1
-    argv = ("--sweep", "--peers", "--out", str(new_path))
-    assert fake(tmp_path, *argv) == 0
-    old, new = results.load(old_path), results.load(new_path)
+    assert fake(tmp_path, "--sweep", "--out", str(new_path)) == 0
+    old, new = results.load(old_path), another_rotation(results.load(new_path))
     old["software"]["cublas"], new["software"]["cublas"] = "13.1.0.3", "13.2.0.1"
     (figure,) = replicate.merge_file(model.Results.from_json(old), model.Results.from_json(new)).sweep
     assert len(figure.runs) == 1 and figure.cublas_kernel is None

@@ -114,7 +114,7 @@ def test_validation_names_the_first_bad_field(field: str, value: Any, message: s
 
 def field_figure(shape: tuple[int, int, int], **info: str) -> dict[str, Any]:
     """A valid figure of the field section at ``shape``, labelled as matmul_data.field labels it."""
-    (figure,) = fake_results.fake_sweep((shape,))
+    (figure,) = fake_results.fake_sweep((shape,), peers=False)
     about = {"name": "made up", "source": "a layer", "kind": "forward", "half": "fitted"} | info
     figure["field"] = figure["runs"][0]["field"] = about
     return figure
@@ -159,7 +159,7 @@ def test_wrong_elements_marks_an_inexact_baseline_only(impl: str, value: Any, me
 def test_validation_rejects_two_sweep_runs_at_one_shape() -> None:
     data = fake_results.fake_file()
     data["sweep"].append(copy.deepcopy(data["sweep"][0]))
-    with pytest.raises(results.ResultsError, match=r"sweep\[3\].*repeats the key"):
+    with pytest.raises(results.ResultsError, match=rf"sweep\[{len(data['sweep']) - 1}\].*repeats the key"):
         results.validate(data)
 
 
@@ -214,23 +214,32 @@ def test_a_new_ladder_replaces_the_old_one_whole() -> None:
 
 def test_a_file_without_a_ladder_keeps_the_old_ladder_and_takes_the_new_provenance() -> None:
     old = fake_results.fake_file()
-    new = fake_results.provenance() | {"sweep": fake_results.fake_sweep(((1024, 1024, 1024),))}
+    new = fake_results.provenance() | {"sweep": fake_results.fake_sweep(((1024, 1024, 1024),), peers=False)}
     new["software"]["torch"] = "2.12.0+cu130"
     merged = merge_dicts(old, new)
     assert merged["ladder"] == old["ladder"]
     assert merged["software"]["torch"] == "2.12.0+cu130"
-    assert [r["shape"]["m"] for r in merged["sweep"]] == [2048, 4096, 8192, 1024]  # the new shape appended
+    assert [r["shape"]["m"] for r in merged["sweep"]] == [2048, 4096, 8192, 2048, 1024]  # the new shape appended
 
 
 def test_sweep_runs_are_replaced_by_shape_and_steps_runs_by_after_title_and_shape() -> None:
     old = fake_results.fake_file()
-    sweep = fake_results.fake_sweep(((4096, 4096, 4096),))
+    sweep = fake_results.fake_sweep(((4096, 4096, 4096),), peers=False)
     sweep[0]["run_id"] = "new"
     steps = fake_results.fake_steps()
     steps[0]["run_id"] = "new"
     other = copy.deepcopy(steps[0]) | {"title": "another attempt"}
     merged = merge_dicts(old, fake_results.provenance() | {"sweep": sweep, "steps": [*steps, other]})
-    assert [r["run_id"] for r in merged["sweep"]] == [fake_results.RUN_ID, "new", fake_results.RUN_ID]
+    assert [r["run_id"] for r in merged["sweep"]] == [
+        fake_results.RUN_ID,
+        "new",
+        fake_results.RUN_ID,
+        fake_results.RUN_ID,
+    ]
+    # The peers' run at 2048^3 is another rotation: a run without them replaces the figure without them only.
+    peers = fake_results.fake_sweep(((2048, 2048, 2048),))[-1] | {"run_id": "with peers"}
+    again = merge_dicts(merged, fake_results.provenance() | {"sweep": [peers]})
+    assert [r["run_id"] for r in again["sweep"]] == [fake_results.RUN_ID, "new", fake_results.RUN_ID, "with peers"]
     assert [(r["title"], r["run_id"]) for r in merged["steps"]] == [
         (fake_results.STEPS_TITLE, "new"),
         ("another attempt", "new"),

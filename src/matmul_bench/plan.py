@@ -145,6 +145,8 @@ def build_parser(prog: str = "python -m matmul_bench record") -> argparse.Argume
         f"{len(FIELD)} shapes from real models' layers (matmul_data.field)")  # fmt: skip
     add("--peers", action="store_true",
         help='add Triton\'s templates and QuACK to the sweep and the field (pip install -e ".[peers]")')  # fmt: skip
+    add("--shapes", metavar="MxNxK,...", help="only these shapes of the sweep and the field: a run too long for "
+        "one sitting (--peers) recorded in parts, each merged by shape")  # fmt: skip
     add("--quick", action="store_true", help="a smoke run: fewer processes, rounds and shapes, into build/quick/")
     add("--autotune", action="store_true", help="let Tilus pick each configuration instead of the files' own")
     add("--out", type=Path, metavar="FILE", help="results file (default plots/results/<gpu>.json)")
@@ -239,6 +241,23 @@ def steps_runs(names: str, path: Path) -> tuple[RunSpec, ...]:
     return tuple(out)
 
 
+def only_shapes(runs: tuple[RunSpec, ...], shapes: str) -> tuple[RunSpec, ...]:
+    """The runs with the sweep and the field cut to ``shapes`` ("8192x8192x8192,4096x4096x5000"); UsageError names a
+    shape that neither times."""
+    offered = {run.shape for run in runs if run.section in ("sweep", "field")}
+    if not offered:
+        raise UsageError("--shapes picks shapes of the sweep and the field: add --sweep or --field")
+    try:
+        wanted = {tuple(int(d) for d in token.strip().split("x")) for token in shapes.split(",") if token.strip()}
+    except ValueError:
+        raise UsageError(f"--shapes {shapes}: give shapes as MxNxK, separated by commas") from None
+    unknown = sorted(shape_text(s) for s in wanted - offered)
+    if unknown or not wanted:
+        raise UsageError(f"--shapes: {', '.join(unknown) or 'none given'} is not a shape of the sections asked for "
+                         f"(they time {', '.join(sorted(shape_text(s) for s in offered))})")  # fmt: skip
+    return tuple(run for run in runs if run.section not in ("sweep", "field") or run.shape in wanted)
+
+
 def make_plan(args: argparse.Namespace) -> Plan:
     """Turn parsed arguments into a Plan; UsageError says what is wrong."""
     chosen = args.ladder or args.sweep or args.field or args.steps is not None
@@ -260,6 +279,8 @@ def make_plan(args: argparse.Namespace) -> Plan:
         runs += steps_runs(args.steps, args.steps_file)
     if args.field:
         runs += field_runs(FIELD[:QUICK_FIELD] if args.quick else FIELD, OPTIONAL_PEERS if args.peers else ())
+    if args.shapes is not None:
+        runs = only_shapes(runs, args.shapes)
     settings = QUICK if args.quick else DEFAULT
     if args.warmup_s is not None:
         if not 0.0 <= args.warmup_s <= 10.0:

@@ -7,11 +7,12 @@ Layout (schema 3)::
                                       {run_id: how that run was measured} for runs that predate the method)
     problem                           the ladder's shape, dtype and accumulation
     ladder                            one run: every version and cuBLAS, interleaved (a Run, below)
-    sweep                             runs at other shapes, one per shape, interleaved with cuBLAS
+    sweep                             runs at other shapes, interleaved with cuBLAS: one figure per shape, and one
+                                      more where a run timed the peers too (record --peers), another rotation
     steps                             runs of attempted changes after a version, kept or not
                                       (a run titled "Try it: ..." is a chapter's try-it, not a step)
-    field                             (optional) runs at the field set's shapes (matmul_data.field), one per shape,
-                                      like the sweep's (record --field)
+    field                             (optional) runs at the field set's shapes (matmul_data.field), keyed like the
+                                      sweep's (record --field)
     tryit                             (optional) outcomes of the chapters' try-it edits (a TryIt, below)
 
 A Run is one interleaved session at one shape::
@@ -74,8 +75,8 @@ from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from matmul_data import hopper, model, paths, schema, stats
-from matmul_data.schema import ResultsError, run_key, tryit_key, validate
+from matmul_data import hopper, model, paths, schema, stats, versions
+from matmul_data.schema import ResultsError, run_key, times_peers, tryit_key, validate
 
 # Re-exported with the names above: the results API.
 CUBLAS, SCHEMA_VERSION, TRYIT_TITLE_PREFIX = schema.CUBLAS, schema.SCHEMA_VERSION, schema.TRYIT_TITLE_PREFIX
@@ -288,14 +289,27 @@ def ladder_steps(data: Data) -> list[tuple[str, model.Interval]]:
 
 
 def sweep_runs(data: Data) -> list[model.Figure]:
-    """The sweep: one run per shape."""
-    return [] if data is None else list(data.sweep)
+    """The sweep: one figure per shape, of the runs without peers (their figures: :func:`peer_rows`)."""
+    return [] if data is None else [r for r in data.sweep if not times_peers(r)]
 
 
 def field_runs(data: Data, half: str | None = None) -> list[model.Figure]:
-    """The field set's runs (one per shape; of one half, "fitted" or "held-out", or all), in the file's order."""
+    """The field set's figures without peers (one per shape; of one half, "fitted" or "held-out", or all), in the
+    file's order."""
     runs = () if data is None else data.field
-    return [r for r in runs if half is None or (r.field is not None and r.field.half == half)]
+    return [r for r in runs if not times_peers(r) and (half is None or (r.field is not None and r.field.half == half))]
+
+
+def peer_runs(data: Data, section: str) -> list[model.Figure]:
+    """The figures of a section ("sweep", "field") whose runs timed the peers too: a rotation of their own."""
+    return [] if data is None else [r for r in getattr(data, section) if times_peers(r)]
+
+
+def peer_rows(data: Data, section: str, shape: model.Shape) -> dict[str, model.Row]:
+    """The peers' rows at a shape of a section, each against the cuBLAS of its own run (none where no run timed
+    them): what a chart shows beside the versions' replicated figure."""
+    found = [r for r in peer_runs(data, section) if r.shape == shape]
+    return {} if not found else {i: row for i, row in found[0].rows.items() if i in versions.PEERS and i != CUBLAS}
 
 
 def inexact_baseline(run: model.Run) -> int | None:

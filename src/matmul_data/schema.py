@@ -8,7 +8,7 @@ import math
 import re
 from typing import Any
 
-from matmul_data import stats
+from matmul_data import stats, versions
 from matmul_data.decoding import ResultsError, invalid, missing
 from matmul_data.model import Figure, Interval, Results, Row, Run, TryIt
 
@@ -187,6 +187,17 @@ def check(results: Results) -> Results:
     return results
 
 
+def times_peers(figure: Run) -> bool:
+    """Whether a run times peers beside our versions (record --peers): a rotation of its own."""
+    return any(impl in versions.PEERS and impl != versions.CUBLAS for impl in figure.rows)
+
+
 def run_key(section: str, figure: Run) -> tuple[Any, ...]:
-    """What identifies a run in its section: its shape (sweep, field), or (after, title, shape) (steps)."""
-    return (figure.after, figure.title, figure.shape.mnk) if section == "steps" else figure.shape.mnk
+    """What identifies a run in its section: (after, title, shape) (steps); its shape and whether it times peers
+    (sweep, field), so that a run with the peers, another rotation, stands beside the replicated runs without them
+    instead of replacing them."""
+    return (
+        (figure.after, figure.title, figure.shape.mnk)
+        if section == "steps"
+        else (figure.shape.mnk, times_peers(figure))
+    )

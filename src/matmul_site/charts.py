@@ -165,7 +165,8 @@ def sweep_chart(data: Any = _USE_FILE) -> Figure:
     if data is None or not runs:
         return empty_panel(fig, top, f"Shape sweep: {NOT_MEASURED}")
     bottom = fig.add_subplot(2, 1, 2, sharey=top)
-    impls = sorted({i for r in runs for i in r.rows}, key=lambda n: (not versions.is_version_name(n), n))
+    shown_rows = [{**r.rows, **results.peer_rows(data, "sweep", r.shape)} for r in runs]  # peers: their own runs
+    impls = sorted({i for rows in shown_rows for i in rows}, key=lambda n: (not versions.is_version_name(n), n))
     others = iter(OTHER_SERIES * 4)
     colours = {impl: SERIES.get(impl) or next(others) for impl in impls}
     markers = {impl: "o" if versions.is_version_name(impl) else "D" for impl in impls}
@@ -178,7 +179,7 @@ def sweep_chart(data: Any = _USE_FILE) -> Figure:
     reach: list[float] = []  # where that panel's points and peak marks are
     for j, impl in enumerate(impls):
         offset = step * (j - (len(impls) - 1) / 2)
-        found = [(c + offset, r.rows[impl]) for c, r in zip(centres, runs, strict=True) if impl in r.rows]
+        found = [(c + offset, rows[impl]) for c, rows in zip(centres, shown_rows, strict=True) if impl in rows]
         look = {"color": colours[impl], "label": versions.label(impl)}
         if impl != "cublas":
             ratios = [row.ratio_to_cublas for _, row in found]
@@ -224,7 +225,8 @@ def field_chart(data: Any = _USE_FILE) -> Figure:
     fig, ax = new_figure()
     if data is None or not runs:
         return empty_panel(fig, ax, f"Field set: {NOT_MEASURED}")
-    timed = {impl for run in runs for impl in run.rows}
+    shown_rows = [{**run.rows, **results.peer_rows(data, "field", run.shape)} for run in runs]  # peers: own runs
+    timed = {impl for rows in shown_rows for impl in rows}
     mine = [v for v in versions.names() if v in timed]
     impls = [*mine, *(p for p in versions.PEERS if p in timed and p != results.CUBLAS)]
     others = iter(OTHER_SERIES * 4)
@@ -244,8 +246,8 @@ def field_chart(data: Any = _USE_FILE) -> Figure:
                                         band, header=0.2, gap=0.3)  # fmt: skip
     for j, impl in enumerate(impls):
         offset = step * (j - (len(impls) - 1) / 2)
-        found = [(c + offset, r.rows[impl].ratio_to_cublas) for c, r in zip(centres, runs, strict=True)
-                 if impl in r.rows]  # fmt: skip
+        found = [(c + offset, rows[impl].ratio_to_cublas) for c, rows in zip(centres, shown_rows, strict=True)
+                 if impl in rows]  # fmt: skip
         errors = [[iv.median - iv.low for _, iv in found], [iv.high - iv.median for _, iv in found]]
         ax.errorbar([iv.median for _, iv in found], [y for y, _ in found], xerr=errors, fmt=markers[impl],
                     markersize=4, capsize=2.5, color=colours[impl], label=versions.label(impl))  # fmt: skip

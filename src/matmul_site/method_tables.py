@@ -106,6 +106,11 @@ def runs_table(data: Data) -> Table:
         *(("the sweep", "shape", [r]) for r in results.sweep_runs(data)),
         *(("Try it", "table", [r]) if results.is_tryit_run(r) else ("steps", "table", [r]) for r in data.steps),
         *(("the field set", "shape", [r]) for r in results.field_runs(data)),
+        *(
+            (f"{name}, with the peers", "shape", [r])
+            for section, name in (("sweep", "the sweep"), ("field", "the field set"))
+            for r in results.peer_runs(data, section)
+        ),  # fmt: skip
         ("the Try it edits", "", data.tryit),
     ]
     sets: dict[tuple[str, ...], tuple[list[Dated], dict[str, tuple[str, int]]]] = {}
