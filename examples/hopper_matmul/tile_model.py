@@ -65,12 +65,12 @@ them, and the kernel's time is that block's. Three things decide which tile the 
    192 x 192 there). With that cost, clusters are on only where the L2 bound binds (K % 16 != 0). Elsewhere that is a
    close call, not a finding: a 128 x 256 pair sharing B saves c / 256 = 0.093 per FLOP and pays 0.10, 0.4% behind
    the tile alone at 8192^3, well inside the fit's error; CLUSTER_COST = 0.08 (as good a fit) or V8's c refit to the
-   record (27.3) turns clusters on everywhere, and the tie goes to the kernel without them. The best pair ran within
-   4% of the best tile alone, with one gain the fitted model passes up: at Mixtral's w1 (2731 x 14336 x 4096) 128 x
-   192 sharing B ran 1.04 times the best tile alone. The three-run steps record of the V9 draft (128 x 256 sharing B
-   over V8: 1.02, 1.01 and 1.00 at 8192^3, 4096^3 and 16384 x 8192 x 1024, each interval across an edge of the parity
-   band, so not resolved) shows no replicated gain where rows are on the sectors, and does not establish parity
-   either.
+   record (27.3) turns clusters on wherever the model picks a 128-row tile (a 192 x 192 pair saves 0.071 per FLOP at
+   c = 27.3, still under 0.10), and the tie goes to the kernel without them. The best pair ran within 4% of the best
+   tile alone, with one gain the fitted model passes up: at Mixtral's w1 (2731 x 14336 x 4096) 128 x 192 sharing B
+   ran 1.04 times the best tile alone. The three-run steps record of the V9 draft (128 x 256 sharing B over V8: 1.02,
+   1.01 and 1.00 at 8192^3, 4096^3 and 16384 x 8192 x 1024, each interval across an edge of the parity band, so not
+   resolved) shows no replicated gain where rows are on the sectors, and does not establish parity either.
 
 The predicted time of a candidate, in units of one full-efficiency 128 x 256 tile, is
 

@@ -112,9 +112,9 @@ def impl_values(data: model.Results) -> Iterator[tuple[str, str]]:
         found = [r.rows[impl].ratio_to_cublas for r in timed]
         if found:
             n = {rule: [results.verdict(f) for f in found].count(rule) for rule in VERDICTS}
-            yield f"{name}.sweep", (f"behind cuBLAS at {n[results.COSTS]} of {len(found)} shapes, "
-                                    f"within {numfmt.band_text(found[0])} at {n[results.WITHIN]}, unresolved at "
-                                    f"{n[results.UNRESOLVED]}, ahead at {n[results.PAYS]}")  # fmt: skip
+            yield f"{name}.sweep", (f"behind cuBLAS at {n[results.COSTS]} of {len(found)} shapes, at parity "
+                                    f"(within {numfmt.band_text(found[0])}) at {n[results.WITHIN]}, not resolved "
+                                    f"at {n[results.UNRESOLVED]}, ahead at {n[results.PAYS]}")  # fmt: skip
         for run, ratio in zip(timed, found, strict=True):
             yield f"{name}.sweep_{shape_name(run.shape.mnk)}", numfmt.vs_cublas_text(ratio)
 
