@@ -1,5 +1,5 @@
-"""The packages under src/ are cut at seams: no private name used across modules, one loader of files by path, and
-kernels that import none of the tooling.
+"""The packages under src/ are cut at seams: no private name used across modules, none over 400 lines, one loader
+of files by path, and kernels that import none of the tooling.
 
 Their layers and the absence of import cycles are `lint-imports`'s contracts (pyproject.toml, [tool.importlinter]),
 which the tests session runs before pytest.
@@ -111,3 +111,13 @@ def test_only_the_kernel_loader_edits_the_import_path_or_imports_files_by_path()
         and any(hack in path.read_text(encoding="utf-8") for hack in ("sys.path.", "spec_from_file_location"))
     ]
     assert found == []
+
+
+def test_no_module_under_src_grows_past_400_lines() -> None:
+    # A module past this is two rooms: cut it at its seam (as v9_check.py was cut from field_pages.py).
+    long = {
+        name: n
+        for name, path in modules(SRC).items()
+        if (n := len(path.read_text(encoding="utf-8").splitlines())) > 400
+    }
+    assert long == {}, f"modules over 400 lines: {long}"

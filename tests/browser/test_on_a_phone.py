@@ -26,12 +26,14 @@ CHART_SIZES = """els => els.map(e => {
 
 @pytest.fixture(scope="module")
 def on_a_phone(browser: Any, base_url: str) -> dict[str, Any]:
-    """Each sampled page loaded once at 390 px: its first screen captured, whether it is too wide, and the size at
-    which it shows each chart (stem: (page, natural width, shown width), first page showing it)."""
+    """Each sampled page loaded once at 390 px: its first screen captured, whether it is too wide, the size at
+    which it shows each chart (stem: (page, natural width, shown width), first page showing it) and, on a chapter,
+    each diagram's link and caption hint (page, what DIAGRAMS reads)."""
     ctx = browser.new_context(viewport={"width": 390, "height": 900})
     SHOTS.mkdir(parents=True, exist_ok=True)
     too_wide: list[str] = []
     charts: dict[str, tuple[str, float, float]] = {}
+    diagrams: list[tuple[str, dict[str, Any]]] = []
     try:
         page = ctx.new_page()
         for path in SAMPLED:
@@ -40,9 +42,11 @@ def on_a_phone(browser: Any, base_url: str) -> dict[str, Any]:
             for chart in page.eval_on_selector_all("article img.plot-directive", CHART_SIZES):
                 stem = chart["src"].rsplit("/", 1)[-1].removesuffix(".svg")
                 charts.setdefault(stem, (path, chart["natural"], chart["shown"]))
+            if path.startswith("chapters/"):
+                diagrams += [(path, d) for d in page.eval_on_selector_all("article figure.diagram", DIAGRAMS)]
     finally:
         ctx.close()
-    return {"too_wide": [t for t in too_wide if t], "charts": charts}
+    return {"too_wide": [t for t in too_wide if t], "charts": charts, "diagrams": diagrams}
 
 
 def test_pages_fit_a_phone_screen_and_are_captured(on_a_phone: dict[str, Any]) -> None:
@@ -139,21 +143,13 @@ DIAGRAMS = """els => els.map(e => {
 })"""
 
 
-def test_a_phone_offers_each_diagram_full_size(browser: Any, base_url: str) -> None:
+def test_a_phone_offers_each_diagram_full_size(on_a_phone: dict[str, Any]) -> None:
     """A diagram's labels are too small at 390 px: each diagram links to its own SVG, and its caption says to tap."""
-    ctx = browser.new_context(viewport={"width": 390, "height": 900})
-    seen, problems = 0, []
-    try:
-        page = ctx.new_page()
-        for path in (p for p in SAMPLED if p.startswith("chapters/")):
-            page.goto(base_url + path, wait_until="load")
-            for d in page.eval_on_selector_all("article figure.diagram", DIAGRAMS):
-                seen += 1
-                if not d["href"] or d["href"].rsplit("/", 1)[-1] != d["src"].rsplit("/", 1)[-1]:
-                    problems.append(f"{path}: {d['src']} does not link to itself full size ({d['href']})")
-                if "Tap" not in (d["hint"] or ""):
-                    problems.append(f"{path}: {d['src']}'s caption does not say to tap it ({d['hint']})")
-    finally:
-        ctx.close()
-    assert seen, "no diagram (figure.diagram) on any chapter"
+    problems = []
+    for path, d in on_a_phone["diagrams"]:
+        if not d["href"] or d["href"].rsplit("/", 1)[-1] != d["src"].rsplit("/", 1)[-1]:
+            problems.append(f"{path}: {d['src']} does not link to itself full size ({d['href']})")
+        if "Tap" not in (d["hint"] or ""):
+            problems.append(f"{path}: {d['src']}'s caption does not say to tap it ({d['hint']})")
+    assert on_a_phone["diagrams"], "no diagram (figure.diagram) on any chapter"
     assert not problems, "\n".join(problems)
