@@ -584,6 +584,9 @@ def test_a_run_with_the_peers_is_listed_as_a_set_of_its_own_and_its_peers_reach_
     ]
     rows = results.peer_rows(read, "sweep", peer_figure.shape)
     assert list(rows) == [versions.TORCH_COMPILE]  # the peer alone: the versions come from their own figure
+    named = page_values.values(read, None)
+    assert all("The peers: 1 run, " in named[f"{s}.chart_caption"] for s in ("sweep", "field"))
+    assert "The peers" not in page_values.values(results.read_default(), None)["sweep.chart_caption"]  # none yet
     assert results.peer_rows(read, "sweep", results.sweep_runs(read)[-1].shape) == {}
 
 

@@ -46,6 +46,12 @@ def runs_text(data: model.Results, figures: Sequence[model.Run]) -> str:
            f"process{'' if processes == '1' else 'es'}{each}{note}"  # fmt: skip
 
 
+def peers_text(data: Data, section: str) -> str:
+    """ " The peers: run ... ." where a run of the section timed the peers (each beside its shape's figure), else ""."""
+    runs = independent(results.peer_runs(data, section))
+    return f" The peers: {len(runs)} run{'s' * (len(runs) != 1)}, {dates(runs)}." if runs else ""
+
+
 def caption(text: str) -> str:
     return f"{text[0].upper()}{text[1:]} {METHOD_LINK}"
 

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 
 from matmul_data import field, loader, model, results, versions
 from matmul_site import numfmt
-from matmul_site.captions import Data, Table, caption, runs_text
+from matmul_site.captions import Data, Table, caption, peers_text, runs_text
 from matmul_site.numfmt import NOT_MEASURED, TIMES, number_word, shape_name
 
 SHARED = {"none": "", "b": ", B shared", "a": ", A shared"}
@@ -148,7 +148,8 @@ def field_values(data: Data) -> Iterator[tuple[str, str]]:
         passed = " cuBLAS passed its float64 check at every shape." if cublas_exact(runs) else ""
         yield "field.caption", caption(f"{halves} V9's tile (the model's); each version against its run's "
                                        f"cuBLAS.{passed}")  # fmt: skip
-        yield "field.chart_caption", caption(f"Each implementation against its run's cuBLAS, by half: {told}.")
+        yield "field.chart_caption", caption(f"Each implementation against its run's cuBLAS, by half: {told}."
+                                             f"{peers_text(data, 'field')}")  # fmt: skip
     else:
         yield "field.caption", caption(f"The field set is {NOT_MEASURED}: each shape, and the model's tiles. "
                                        f"{halves}")  # fmt: skip

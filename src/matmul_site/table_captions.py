@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from matmul_data import model, results, versions
 from matmul_data.builds import BuildRecord
 from matmul_site import numfmt
-from matmul_site.captions import Data, caption, dates, runs_text
+from matmul_site.captions import Data, caption, dates, peers_text, runs_text
 from matmul_site.chapter_tables import recorded
 from matmul_site.numfmt import NOT_MEASURED
 from matmul_site.phrases import run_slug
@@ -73,7 +73,7 @@ def caption_values(data: Data, record: BuildRecord | None) -> Iterator[tuple[str
                                          f"coloured by its verdict. {ladder}")  # fmt: skip
     yield "sweep.caption", caption(sweep_caption(data))
     yield "sweep.chart_caption", caption(f"Each implementation against cuBLAS, shape by shape, then its TFLOPS. "
-                                         f"{sweep_caption(data)}")  # fmt: skip
+                                         f"{sweep_caption(data)}{peers_text(data, 'sweep')}")  # fmt: skip
     yield "build.caption", build_caption(record)
     for version in versions.names():
         label = versions.label(version)
