@@ -66,8 +66,9 @@ def test_shapes_cuts_the_sweep_and_the_field_to_a_part_and_names_a_shape_neither
     for wrong, message in (("1x2x3", "1x2x3 is not a shape"), ("4096x4096", "not a shape"), ("big", "MxNxK")):
         with pytest.raises(plan.UsageError, match=message):
             make("--field", "--shapes", wrong)
-    with pytest.raises(plan.UsageError, match="add --sweep or --field"):
-        make("--ladder", "--shapes", "8192x8192x8192")
+    for sections in (("--ladder",), ("--peers",), ()):  # no section: the default record's ladder would run too
+        with pytest.raises(plan.UsageError, match="add --sweep or --field"):
+            make(*sections, "--shapes", "8192x8192x8192")
 
 
 def test_the_plan_s_shape_is_the_one_every_chapter_quotes() -> None:

@@ -527,9 +527,10 @@ def test_the_pair_margin_is_how_far_the_models_best_pair_lies_from_its_best_tile
         found = model.estimates_shared(*shape)
         alone = min(e.time for e in found if e.share == "none")
         pair = min(e.time for e in found if e.share != "none")
-        margin = float(named[f"v9-model:{numfmt.shape_name(shape)}.pair_margin"].removesuffix("%"))
-        assert margin == pytest.approx(100 * (pair / alone - 1), abs=0.05)
-        assert (margin > 0) == (model.choose_shared(*shape).share == "none"), shape  # the sign is the choice
+        told = named[f"v9-model:{numfmt.shape_name(shape)}.pair_margin"]
+        number, word = told.split("% ")
+        assert float(number) == pytest.approx(abs(100 * (pair / alone - 1)), abs=0.05)
+        assert (word == "behind") == (model.choose_shared(*shape).share == "none"), shape  # the word is the choice
     # At 8192³ the pair's saving at c falls short of kappa: the whole reason clusters stay off there.
     assert float(named["v9-model.pair_saving"]) == pytest.approx(model.OPERAND_BYTE_COST / 256, abs=5e-4)
     assert float(named["v9-model.pair_saving"]) < model.CLUSTER_COST
@@ -585,8 +586,17 @@ def test_a_run_with_the_peers_is_listed_as_a_set_of_its_own_and_its_peers_reach_
     rows = results.peer_rows(read, "sweep", peer_figure.shape)
     assert list(rows) == [versions.TORCH_COMPILE]  # the peer alone: the versions come from their own figure
     named = page_values.values(read, None)
-    assert all("The peers: 1 run, " in named[f"{s}.chart_caption"] for s in ("sweep", "field"))
-    assert "The peers" not in page_values.values(results.read_default(), None)["sweep.chart_caption"]  # none yet
+    assert all("The peers: 1 run of their own, " in named[f"{s}.chart_caption"] for s in ("sweep", "field"))
+    alone = copy.deepcopy(data)
+    alone["sweep"] = [f for f in alone["sweep"] if versions.TORCH_COMPILE not in f["rows"]]
+    assert "The peers" not in page_values.values(typed(alone), None)["sweep.chart_caption"]  # none timed: no words
+    # A shape only a run with the peers timed: that figure stands for it, versions and peers alike.
+    only = copy.deepcopy(data)
+    only["sweep"] = [f for f in only["sweep"] if f["shape"] != only["sweep"][-1]["shape"] or versions.TORCH_COMPILE
+                     in f["rows"]]  # fmt: skip
+    (lone,) = [f for f in results.sweep_runs(typed(only)) if f.shape == peer_figure.shape]
+    assert versions.TORCH_COMPILE in lone.rows and not results.beside(typed(only), "sweep", lone)
+    assert results.beside(read, "sweep", peer_figure)
     assert results.peer_rows(read, "sweep", results.sweep_runs(read)[-1].shape) == {}
 
 

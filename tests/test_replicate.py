@@ -130,6 +130,17 @@ def test_the_bonferroni_level_tightens_with_the_number_of_verdicts() -> None:
     assert data["method"]["verdicts"]["confidence_each"] == pytest.approx(1 - 0.05 / count)
 
 
+def test_a_peers_run_beside_a_figure_states_only_its_peers_verdicts() -> None:
+    import fake_results
+
+    data = fake_results.fake_file()
+    with_peers = model.Results.from_json(data)
+    without = model.Results.from_json(
+        data | {"sweep": [f for f in data["sweep"] if versions.TORCH_COMPILE not in f["rows"]]}
+    )
+    assert replicate.verdict_count(with_peers) == replicate.verdict_count(without) + 1  # torch.compile's only
+
+
 def test_the_runs_first_interval_is_wider_when_runs_disagree_than_when_they_agree() -> None:
     agree = [[[1.00, 1.01, 0.99, 1.00]] * 2] * 3
     disagree = [[[x + shift for x in (1.00, 1.01, 0.99, 1.00)]] * 2 for shift in (-0.03, 0.0, 0.03)]

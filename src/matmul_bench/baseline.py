@@ -77,5 +77,5 @@ def main(argv: list[str]) -> int:
         found[f"{m}x{n}x{k}"] = {"kernel": name, "decoded": decode(name)}
         print(f"{f'{m}x{n}x{k}':>18}  {name}", flush=True)
     if args.into:
-        print(f"recorded for {record(args.into, found)} sweep and field shapes in {args.into}")
+        print(f"recorded on {record(args.into, found)} sweep and field figures in {args.into}")
     return 0

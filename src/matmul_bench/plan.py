@@ -280,6 +280,8 @@ def make_plan(args: argparse.Namespace) -> Plan:
     if args.field:
         runs += field_runs(FIELD[:QUICK_FIELD] if args.quick else FIELD, OPTIONAL_PEERS if args.peers else ())
     if args.shapes is not None:
+        if not (args.sweep or args.field):  # else the default record (the whole ladder, with ncu) would run too
+            raise UsageError("--shapes picks shapes of the sweep and the field: add --sweep or --field")
         runs = only_shapes(runs, args.shapes)
     settings = QUICK if args.quick else DEFAULT
     if args.warmup_s is not None:

@@ -24,8 +24,9 @@ FOLDERS = (KERNEL_DIR, EXPERIMENTS_DIR)
 
 
 class _FreshSourceLoader(importlib.machinery.SourceFileLoader):
-    """Compiles the file as it is now, never from a cached .pyc: Python's cache is keyed on the source's mtime in
-    whole seconds and its size, so an edit of the same size within a second would run the old code."""
+    """For :func:`load_file` (specs, edited copies): compiles the file as it is now, never from a cached .pyc.
+    Python's cache is keyed on the source's mtime in whole seconds and its size, so an edit of the same size within
+    a second would run the old code. Modules imported by name (:func:`load`) use the usual cache."""
 
     def get_code(self, fullname: str) -> CodeType:
         return self.source_to_code(self.get_data(self.path), self.path)

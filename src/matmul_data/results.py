@@ -166,9 +166,10 @@ def load_default() -> dict[str, Any] | None:
 
 def merge(existing: model.Results | None, new: model.Results) -> model.Results:
     """Fold a new run into an existing file: provenance (gpu, software, method) from the new file; a new ladder
-    replaces the old one whole (one session, never stitched from two); sweep and field runs are replaced by shape,
-    steps runs by (after, title, shape) and try-it outcomes by (version, name); what the new file did not measure is
-    kept, and a list neither file has stays absent."""
+    replaces the old one whole (one session, never stitched from two); sweep and field runs are replaced by shape
+    and whether they timed the peers (:func:`schema.run_key`), steps runs by (after, title, shape) and try-it
+    outcomes by (version, name); what the new file did not measure is kept, and a list neither file has stays
+    absent."""
     if existing is None:
         return new
     if existing.gpu.name != new.gpu.name:
@@ -288,21 +289,34 @@ def ladder_steps(data: Data) -> list[tuple[str, model.Interval]]:
     return [(i, step) for i in ours if (step := rows[i].step) is not None]
 
 
+def shape_figures(data: Data, section: str) -> list[model.Figure]:
+    """A section's ("sweep", "field") figure for each shape, in the file's order: the one without peers, or, at a
+    shape only a run with the peers timed, that one."""
+    figures = () if data is None else getattr(data, section)
+    plain = {f.shape for f in figures if not times_peers(f)}
+    return [f for f in figures if not times_peers(f) or f.shape not in plain]
+
+
 def sweep_runs(data: Data) -> list[model.Figure]:
-    """The sweep: one figure per shape, of the runs without peers (their figures: :func:`peer_rows`)."""
-    return [] if data is None else [r for r in data.sweep if not times_peers(r)]
+    """The sweep: one figure per shape (:func:`shape_figures`); the peers' runs beside them: :func:`peer_runs`."""
+    return shape_figures(data, "sweep")
 
 
 def field_runs(data: Data, half: str | None = None) -> list[model.Figure]:
-    """The field set's figures without peers (one per shape; of one half, "fitted" or "held-out", or all), in the
-    file's order."""
-    runs = () if data is None else data.field
-    return [r for r in runs if not times_peers(r) and (half is None or (r.field is not None and r.field.half == half))]
+    """The field set's figure per shape (:func:`shape_figures`), of one half ("fitted" or "held-out") or all."""
+    return [r for r in shape_figures(data, "field") if half is None or (r.field is not None and r.field.half == half)]
 
 
 def peer_runs(data: Data, section: str) -> list[model.Figure]:
-    """The figures of a section ("sweep", "field") whose runs timed the peers too: a rotation of their own."""
+    """The figures of a section ("sweep", "field") whose runs timed the peers too: a rotation of their own, beside
+    the shape's figure without them (or standing for the shape where there is none)."""
     return [] if data is None else [r for r in getattr(data, section) if times_peers(r)]
+
+
+def beside(data: Data, section: str, figure: model.Figure) -> bool:
+    """Whether a peers figure stands beside a figure without peers at its shape: then only its peers' rows are
+    shown (the versions' come from the other figure)."""
+    return times_peers(figure) and figure not in shape_figures(data, section)
 
 
 def peer_rows(data: Data, section: str, shape: model.Shape) -> dict[str, model.Row]:

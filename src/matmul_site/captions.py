@@ -49,7 +49,8 @@ def runs_text(data: model.Results, figures: Sequence[model.Run]) -> str:
 def peers_text(data: Data, section: str) -> str:
     """ " The peers: run ... ." where a run of the section timed the peers (each beside its shape's figure), else ""."""
     runs = independent(results.peer_runs(data, section))
-    return f" The peers: {len(runs)} run{'s' * (len(runs) != 1)}, {dates(runs)}." if runs else ""
+    told = f"{len(runs)} run{'s' * (len(runs) != 1)} of their own, {dates(runs)}, each against its own cuBLAS"
+    return f" The peers: {told}." if runs else ""
 
 
 def caption(text: str) -> str:

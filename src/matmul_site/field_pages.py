@@ -170,12 +170,13 @@ def pair_saving() -> float:
 
 
 def pair_margin(shape: tuple[int, int, int]) -> str:
-    """How far apart the model rates its best pair and its best tile alone at a shape: "0.4%" (a pair slower) or
-    "-3.1%" (a pair faster)."""
+    """How the model rates its best pair against its best tile alone at a shape: "0.4% behind", "3.1% ahead" or
+    "level"."""
     found = loader.load("tile_model").estimates_shared(*shape)
     alone = min(e.time for e in found if e.share == "none")
     pair = min(e.time for e in found if e.share != "none")
-    return f"{100 * (pair / alone - 1):.1f}%"
+    margin = 100 * (pair / alone - 1)
+    return "level" if round(margin, 1) == 0 else f"{abs(margin):.1f}% {'behind' if margin > 0 else 'ahead'}"
 
 
 def field_table(data: Data) -> Table:

@@ -216,7 +216,7 @@ def split_values(data: model.Results) -> Iterator[tuple[str, str]]:
     (paired), the persistent loop's is the rest, ``v6.loop_share``: the quotient of two medians, not paired."""
     for run in data.steps:
         v5, regs = run.rows.get("v5-s3"), run.rows.get("v6-regs-s3")
-        if v5 is not None and regs is not None and v5.step is not None and regs.step is not None:
+        if v5 and regs and v5.step and regs.step and v5.step.over == regs.step.over:  # both over one row
             yield "v6.loop_share", f"{regs.step.median / v5.step.median:.2f}{TIMES}"
             return
 
