@@ -215,9 +215,9 @@ def test_gallery_cards_are_titled_like_the_chapters_without_backslashes(visit: C
 def test_each_gallery_zip_is_served_and_holds_the_kernel_and_its_helpers(base_url: str, path: str) -> None:
     from matmul_site.sphinx import kernel_source
 
-    links = PageLinks((SITE / path).read_text(encoding="utf-8")).urls  # the links as built: no browser needed
+    urls = PageLinks((SITE / path).read_text(encoding="utf-8")).urls  # the links as built: no browser needed
     kernel = path.removeprefix("gallery/").removesuffix(".html")
-    zips = {urljoin(base_url + path, url) for url in links if url.endswith(".zip")}
+    zips = {urljoin(base_url + path, url) for url in urls if url.endswith(".zip")}
     assert len(zips) == 2, f"{path}: expected the page's zip link and sphinx-gallery's, found {sorted(zips)}"
     files = kernel_source.bundle_files(kernel_source.kernel_path(kernel.removeprefix("matmul_")))
     expected = {f"{kernel}/{f.name}": f.read_bytes() for f in files}
