@@ -117,15 +117,10 @@ def merged_ratio(rows: list[Row], key: str, confidence: float) -> Interval:
 def verdict_count(data: Results) -> int:
     """How many verdicts the file states: each step, and each non-cuBLAS row against cuBLAS (of a peers' run beside
     a figure without peers, its peers' rows only: the versions' verdicts there come from that figure)."""
-    shown = [
-        (figure, results.beside(data, section, figure))
-        for section in ("ladder", *results.SECTIONS)
-        for figure in ((data.ladder,) if section == "ladder" else getattr(data, section))
-        if figure is not None
-    ]
+    beside = [figure for section in ("sweep", "field") for figure in results.peer_runs(data, section)]
     return sum((impl != results.CUBLAS) + (row.step is not None)
-               for figure, peers_only in shown for impl, row in figure.runs[-1].rows.items()
-               if not peers_only or (impl in versions.PEERS and impl != results.CUBLAS))  # fmt: skip
+               for figure in data.figures for impl, row in figure.runs[-1].rows.items()
+               if figure not in beside or results.is_peer(impl))  # fmt: skip
 
 
 def band_of(data: Results) -> float:

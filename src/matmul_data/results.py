@@ -75,8 +75,8 @@ from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from matmul_data import hopper, model, paths, schema, stats, versions
-from matmul_data.schema import ResultsError, run_key, times_peers, tryit_key, validate
+from matmul_data import hopper, model, paths, schema, stats
+from matmul_data.schema import ResultsError, is_peer, run_key, times_peers, tryit_key, validate
 
 # Re-exported with the names above: the results API.
 CUBLAS, SCHEMA_VERSION, TRYIT_TITLE_PREFIX = schema.CUBLAS, schema.SCHEMA_VERSION, schema.TRYIT_TITLE_PREFIX
@@ -308,22 +308,23 @@ def field_runs(data: Data, half: str | None = None) -> list[model.Figure]:
 
 
 def peer_runs(data: Data, section: str) -> list[model.Figure]:
-    """The figures of a section ("sweep", "field") whose runs timed the peers too: a rotation of their own, beside
-    the shape's figure without them (or standing for the shape where there is none)."""
-    return [] if data is None else [r for r in getattr(data, section) if times_peers(r)]
+    """The figures of a section ("sweep", "field") whose runs timed the peers too, a rotation of their own, that
+    stand beside the shape's figure without them (where there is none, one stands for the shape: shape_figures)."""
+    figures = () if data is None else getattr(data, section)
+    return [f for f in figures if times_peers(f) and f not in shape_figures(data, section)]
 
 
 def beside(data: Data, section: str, figure: model.Figure) -> bool:
-    """Whether a peers figure stands beside a figure without peers at its shape: then only its peers' rows are
-    shown (the versions' come from the other figure)."""
-    return times_peers(figure) and figure not in shape_figures(data, section)
+    """Whether a figure is one of :func:`peer_runs`: then only its peers' rows are shown (the versions' come from
+    the figure without peers)."""
+    return figure in peer_runs(data, section)
 
 
 def peer_rows(data: Data, section: str, shape: model.Shape) -> dict[str, model.Row]:
-    """The peers' rows at a shape of a section, each against the cuBLAS of its own run (none where no run timed
-    them): what a chart shows beside the versions' replicated figure."""
+    """The peers' rows at a shape of a section from the run beside its figure, each against that run's cuBLAS (none
+    where no such run exists): what a chart shows beside the versions' replicated figure."""
     found = [r for r in peer_runs(data, section) if r.shape == shape]
-    return {} if not found else {i: row for i, row in found[0].rows.items() if i in versions.PEERS and i != CUBLAS}
+    return {} if not found else {i: row for i, row in found[0].rows.items() if is_peer(i)}
 
 
 def inexact_baseline(run: model.Run) -> int | None:

@@ -187,9 +187,14 @@ def check(results: Results) -> Results:
     return results
 
 
+def is_peer(impl: str) -> bool:
+    """Whether an implementation is a peer that record --peers adds (cuBLAS, the baseline, is not)."""
+    return impl in versions.PEERS and impl != versions.CUBLAS
+
+
 def times_peers(figure: Run) -> bool:
     """Whether a run times peers beside our versions (record --peers): a rotation of its own."""
-    return any(impl in versions.PEERS and impl != versions.CUBLAS for impl in figure.rows)
+    return any(is_peer(impl) for impl in figure.rows)
 
 
 def run_key(section: str, figure: Run) -> tuple[Any, ...]:

@@ -47,7 +47,8 @@ def runs_text(data: model.Results, figures: Sequence[model.Run]) -> str:
 
 
 def peers_text(data: Data, section: str) -> str:
-    """ " The peers: run ... ." where a run of the section timed the peers (each beside its shape's figure), else ""."""
+    """What a chart's caption adds for the runs of a section that timed the peers beside its figures: " The peers:
+    N runs of their own, dates, each against its own cuBLAS.", or "" where there are none."""
     runs = independent(results.peer_runs(data, section))
     told = f"{len(runs)} run{'s' * (len(runs) != 1)} of their own, {dates(runs)}, each against its own cuBLAS"
     return f" The peers: {told}." if runs else ""
