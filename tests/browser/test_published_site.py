@@ -24,9 +24,11 @@ from support import (
     SITE,
     FirstParagraph,
     PageLinks,
+    Visit,
     fetch,
     gallery_pages,
     open_page,
+    open_pages,
     origin,
     published_url,
     site_pages,
@@ -74,17 +76,21 @@ def root_context(browser: Any) -> Iterator[Any]:
     ctx.close()
 
 
+@pytest.fixture(scope="module")
+def at_the_root(root_context: Any, root_url: str) -> dict[str, Visit]:
+    """ONE_PER_FOLDER's pages served at the root, loaded side by side (their loads overlap)."""
+    return dict(zip(ONE_PER_FOLDER, open_pages(root_context, [root_url + p for p in ONE_PER_FOLDER]), strict=True))
+
+
 def test_site_was_built_for_a_sub_path(site_path: str) -> None:
     assert site_path.startswith("/") and site_path.endswith("/") and site_path != "/", site_path
 
 
 @pytest.mark.parametrize("path", ONE_PER_FOLDER)
 def test_a_page_of_each_folder_and_its_assets_load_without_errors_when_served_at_the_root(
-    root_context: Any, root_url: str, path: str
+    at_the_root: dict[str, Visit], path: str
 ) -> None:
-    visit = open_page(root_context, root_url + path)
-    problems = visit.problems
-    visit.page.close()
+    problems = at_the_root[path].problems
     assert not problems, f"{path} at the root: " + "; ".join(problems)
 
 
@@ -177,13 +183,34 @@ def test_link_preview_shows_the_page_chart_and_opening_words_at_its_published_ad
 
 
 # Under the sub-path and at the root: the search index and the result links are relative to the site root.
-@pytest.mark.parametrize("served", ["sub-path", "root"])
-@pytest.mark.parametrize(("word", "expected"), [("rasterization", "v4"), ("warp specialization", "v3")])
+SERVED = ["sub-path", "root"]
+SEARCHES = {"rasterization": "v4", "warp specialization": "v3"}
+
+
+@pytest.fixture(scope="module")
+def searched(browser: Any, base_url: str, root_url: str) -> Iterator[dict[tuple[str, str], Visit]]:
+    """The search page for each word where the site is served, opened side by side: (served, word) -> its visit."""
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    keys = [(served, word) for served in SERVED for word in SEARCHES]
+    sites = {"sub-path": base_url, "root": root_url}
+    urls = [sites[served] + "search.html?q=" + word.replace(" ", "+") for served, word in keys]
+    yield dict(zip(keys, open_pages(ctx, urls), strict=True))
+    ctx.close()
+
+
+@pytest.mark.parametrize("served", SERVED)
+@pytest.mark.parametrize(("word", "expected"), SEARCHES.items())
 def test_search_finds_the_chapter_by_a_word_from_it_and_the_result_loads(
-    request: pytest.FixtureRequest, context: Any, served: str, word: str, expected: str
+    request: pytest.FixtureRequest,
+    searched: dict[tuple[str, str], Visit],
+    context: Any,
+    served: str,
+    word: str,
+    expected: str,
 ) -> None:
     site = request.getfixturevalue("base_url" if served == "sub-path" else "root_url")
-    page = open_page(context, site + "search.html?q=" + word.replace(" ", "+")).page
+    page = searched[served, word].page
+    page.bring_to_front()  # Chromium runs a background page's scripts slowly: the search runs in front, as a reader's
     page.wait_for_selector("#search-results ul.search li", timeout=15000)
     hits = page.eval_on_selector_all("#search-results ul.search li a", "els => els.map(e => e.href)")
     wanted = [h for h in hits if h.split("#")[0].split("?")[0] == f"{site}chapters/{expected}.html"]

@@ -15,7 +15,7 @@ import re
 import zipfile
 from collections.abc import Callable, Iterator
 from typing import Any
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 import pytest
 from support import (
@@ -28,6 +28,7 @@ from support import (
     first_screen,
     gallery_pages,
     open_page,
+    open_pages,
     origin,
     sampled_pages,
     site_pages,
@@ -46,16 +47,19 @@ def visit(browser: Any, base_url: str) -> Iterator[Callable[[str], Visit]]:
     ctx = browser.new_context(viewport={"width": 1280, "height": 900})
     ctx.grant_permissions(["clipboard-read", "clipboard-write"], origin=origin(base_url))
     SHOTS.mkdir(parents=True, exist_ok=True)
-    loaded: dict[str, Visit] = {}
+    # Every sampled page at once (their loads overlap); another page when a check first asks for it.
+    loaded = dict(zip(SAMPLED, open_pages(ctx, [base_url + path for path in SAMPLED]), strict=True))
+    captured: set[str] = set()
 
     def get(path: str) -> Visit:
         if path not in loaded:
             loaded[path] = open_page(ctx, base_url + path)
-            if path in SAMPLED:
-                DESKTOP_TOO_WIDE[path] = first_screen(loaded[path].page, path, "desktop")
         # In front, as a reader sees it: Chromium renders a page in the background only now and then, so a
         # screenshot there waits about 4 s (and the clipboard answers the focused page only).
         loaded[path].page.bring_to_front()
+        if path in SAMPLED and path not in captured:
+            captured.add(path)
+            DESKTOP_TOO_WIDE[path] = first_screen(loaded[path].page, path, "desktop")
         return loaded[path]
 
     yield get
@@ -75,6 +79,29 @@ def test_site_was_built_with_pages() -> None:
 def test_page_loads_without_errors_or_failed_requests(visit: Callable[[str], Visit], path: str) -> None:
     problems = visit(path).problems
     assert not problems, f"{path}: " + "; ".join(problems)
+
+
+def test_pages_loaded_side_by_side_each_report_their_own_failed_request_and_script_error(browser: Any) -> None:
+    """The check above can fail: two made-up pages loaded at once, one throwing, one asking for a missing script
+    after it has loaded (as the theme's late requests do), when both pages' navigations have long started."""
+    script = "Object.assign(document.createElement('script'), {src: 'missing.js'})"
+    late = f"setTimeout(() => document.head.append({script}), 200)"
+    pages = {"/asks.html": f"<script>{late}</script><p>a</p>", "/throws.html": "<script>throw 1</script>"}
+
+    def answer(route: Any) -> None:
+        body = pages.get(urlsplit(route.request.url).path)
+        route.fulfill(status=404 if body is None else 200, content_type="text/html", body=body or "")
+
+    ctx = browser.new_context()
+    try:
+        ctx.route("http://site.test/**", answer)
+        asks, throws = open_pages(ctx, ["http://site.test/asks.html", "http://site.test/throws.html"])
+    finally:
+        ctx.close()
+    assert "HTTP 404: http://site.test/missing.js" in asks.problems
+    assert not any("script error" in problem for problem in asks.problems), asks.problems
+    assert [problem for problem in throws.problems if "script error" in problem] == ["script error: 1"]
+    assert not any("missing.js" in problem for problem in throws.problems), throws.problems
 
 
 @pytest.mark.parametrize("path", SAMPLED)
