@@ -50,6 +50,11 @@ def register(test_file: str, key: str, make: Callable[[Path], Any]) -> None:
     _REGISTERED[key] = (Path(test_file).name, make)
 
 
+def test_files() -> set[str]:
+    """The names of the test files that registered a build."""
+    return {test_file for test_file, _ in _REGISTERED.values()}
+
+
 def _start(key: str) -> Future[Any]:
     if key not in _STARTED:
         make = _REGISTERED[key][1]
