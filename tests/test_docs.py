@@ -382,48 +382,71 @@ def test_link_previews_are_the_plot_directives_own_png_of_each_chart_on_a_landsc
         assert preview.read_bytes() == previewed(drawn_png(site, preview.stem), tmp_path), preview.name
 
 
-def _walk(node: Any) -> list[float]:
+# A printed unit -> the kind of value it may print; and the keys of the results file whose values are ratios.
+UNIT_KIND = {"TFLOPS": "TFLOPS", "TFLOP/s": "TFLOPS", "ms": "ms", "µs": "µs", "us": "µs", "%": "%", "×": "×",
+             "GB/s": "GB/s", "TB/s": "TB/s"}  # fmt: skip
+RATIO_KEYS = {"ratio_to_cublas", "step", "efficiency", "busy", "band", "band_floor"}
+
+
+def _walk(node: Any, key: str, held: dict[str, list[float]]) -> None:
+    """Each number of the results file as the kind of value its key names; the numbers its texts state with a
+    unit (the method's "polled every 5 ms"), as that unit's kind."""
     if isinstance(node, dict):
-        return [x for value in node.values() for x in _walk(value)]
-    if isinstance(node, list):
-        return [x for value in node for x in _walk(value)]
-    return [float(node)] if isinstance(node, int | float) and not isinstance(node, bool) else []
+        for name, value in node.items():
+            _walk(value, key if name in ("median", "low", "high") else name, held)
+    elif isinstance(node, list):
+        for value in node:
+            _walk(value, key, held)
+    elif isinstance(node, str):
+        for number, unit in NUMBER_WITH_UNIT.findall(node):
+            held[UNIT_KIND[unit]].append(float(number))
+    elif isinstance(node, int | float) and not isinstance(node, bool):
+        kind = ("TFLOPS" if "tflops" in key else "ms" if key == "latency_ms" else "%" if "pct" in key
+                else "×" if key in RATIO_KEYS else None)  # fmt: skip
+        if kind:
+            held[kind].append(float(node))
 
 
-def numbers_held(data: model.Results) -> list[float]:
-    """Every number the file holds or the pages derive from it (peaks at each row's clock, shares of them and of
-    the datasheet, ladder steps per clock cycle), ratios and shares also as percentages; and the L2 yardstick."""
-    found = _walk(data.to_json())
+def numbers_held(data: model.Results) -> dict[str, list[float]]:
+    """Every number the file holds or the pages derive from it, by the kind of value (UNIT_KIND): TFLOPS, latencies
+    (also in µs), ratios (also as percentages, and as a percentage above or below 1), peaks at each row's clock and
+    shares of them and of the datasheet, ladder steps per clock cycle; and the L2 yardstick."""
+    held: dict[str, list[float]] = {kind: [] for kind in set(UNIT_KIND.values())}
+    _walk(data.to_json(), "", held)
+    held["µs"] += [1000 * v for v in held["ms"]]
     peak = data.gpu.published_dense_fp16_tflops
     ladder = data.ladder.rows if data.ladder else {}
     for row in ladder.values():  # a ladder step per clock cycle: the step times the clock before over the clock after
         over = ladder.get(row.step.over or "") if row.step else None
         if row.step and over and row.sm_clock_mhz and over.sm_clock_mhz:
-            found.append(row.step.median * over.sm_clock_mhz / row.sm_clock_mhz)
+            held["×"].append(row.step.median * over.sm_clock_mhz / row.sm_clock_mhz)
     for run in data.figures:
         for row in run.rows.values():
-            found.append(row.tflops / peak)
+            held["×"].append(row.tflops / peak)
             if row.sm_clock_mhz is not None:
                 at_clock = results.peak_tflops_at(data, round(row.sm_clock_mhz))
-                found += [at_clock, row.tflops / at_clock]
-    found += [100 * v for v in list(found) if abs(v) <= 10]
+                held["TFLOPS"].append(at_clock)
+                held["×"].append(row.tflops / at_clock)
+    held["%"] += [100 * v for v in held["×"]] + [100 * abs(v - 1) for v in held["×"]]
     # The budget boxes' yardstick: the L2 rate from V8's Nsight Compute log, and the TFLOPS it feeds at each version's
     # intensity (build record and tile).
     l2 = budget.l2_rate()
     if l2 is not None:
-        found.append(l2.bytes_per_second / 1e12)
+        held["TB/s"].append(l2.bytes_per_second / 1e12)
+        held["GB/s"].append(l2.bytes_per_second / 1e9)
         record = budget.load_builds()
         for name in versions.names():
             _, config = budget.build_of(record, name)
             bm, bn = config["block_m"], config["block_n"]
-            found.append(l2.bytes_per_second * (bm * bn / (bm + bn)) / 1e12)
-    return [v for v in found if math.isfinite(v)]
+            held["TFLOPS"].append(l2.bytes_per_second * (bm * bn / (bm + bn)) / 1e12)
+    return {kind: [v for v in values if math.isfinite(v)] for kind, values in held.items()}
 
 
-def _holds(number: str, held: list[float]) -> bool:
-    """Whether a number as printed ("601", "1.829") is some value of the file rounded to the printed digits."""
+def _holds(number: str, unit: str, held: dict[str, list[float]]) -> bool:
+    """Whether a number as printed with its unit ("601", "TFLOPS") is some value of that kind in the file, rounded
+    to the printed digits."""
     decimals = len(number.partition(".")[2])
-    return any(f"{value:.{decimals}f}" == number for value in held)
+    return any(f"{value:.{decimals}f}" == number for value in held[UNIT_KIND[unit]])
 
 
 @pytest.mark.slow
@@ -432,18 +455,22 @@ def test_pages_state_no_number_the_results_file_does_not_hold(site: Path) -> Non
     wrong = []
     for page in built_pages(site):
         for number, unit in NUMBER_WITH_UNIT.findall(CONFIDENCE.sub("", page_text(page))):
-            if not _holds(number, held):
+            if not _holds(number, unit, held):
                 wrong.append(f"{page.relative_to(site)}: {number} {unit}")
     assert not wrong, f"numbers that are not in the results file: {wrong}"
 
 
-def test_number_check_catches_a_hand_typed_number() -> None:
-    data = fake_file()
-    held = numbers_held(model.Results.from_json(data))
-    v3 = data["ladder"]["rows"]["v3"]
-    text = f"V3 reaches {v3['tflops']:.0f} TFLOPS in {v3['latency_ms']:.3f} ms; it was 612 TFLOPS before."
-    verdict = {number: _holds(number, held) for number, _ in NUMBER_WITH_UNIT.findall(text)}
-    assert verdict == {f"{v3['tflops']:.0f}": True, f"{v3['latency_ms']:.3f}": True, "612": False}
+def test_number_check_catches_a_number_the_file_holds_only_as_another_kind_of_value() -> None:
+    data = results.read_default()
+    held = numbers_held(data)
+    v3 = data.ladder.rows["v3"] if data.ladder else None
+    assert v3 is not None and v3.step is not None, "the committed results file has V3's ladder row"
+    tflops, latency, step = f"{v3.tflops:.0f}", f"{v3.latency_ms:.3f}", f"{v3.step.median:.2f}"
+    # Mixed up: a latency of a few ms is no TFLOPS figure, and hundreds of TFLOPS are no ratio and no latency.
+    text = f"V3: {tflops} TFLOPS in {latency} ms, {step}× V2. Mixed up: {latency} TFLOPS, {tflops}×, {tflops} ms."
+    verdict = [(number, unit, _holds(number, unit, held)) for number, unit in NUMBER_WITH_UNIT.findall(text)]
+    assert verdict == [(tflops, "TFLOPS", True), (latency, "ms", True), (step, "×", True),
+                       (latency, "TFLOPS", False), (tflops, "×", False), (tflops, "ms", False)]  # fmt: skip
 
 
 def test_rst_states_numbers_only_through_generated_values() -> None:

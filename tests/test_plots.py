@@ -244,9 +244,15 @@ def test_sweep_chart_shows_ratios_with_their_intervals_and_tflops(data: dict[str
     assert len(medians) == len(own)
 
 
+# A merged interval wholly above 1 but inside the file's band: the file's verdict ("within") is not the one the
+# interval alone would give against 1.0 ("pays"), so a chart that ignored the file's verdicts shows another colour.
+WITHIN_THE_BAND = {"median": 1.006, "low": 1.003, "high": 1.010, "band": 0.015, "verdict": "within"}
+
+
 def test_steps_chart_colours_each_step_by_its_verdict(data: dict[str, Any]) -> None:
     rows = data["ladder"]["rows"]
     rows["v3"]["step"].update(median=1.0, low=0.98, high=1.02)
+    rows["v2"]["step"].update(WITHIN_THE_BAND)
     fig = charts.steps_chart(typed(data))
     ax = fig.axes[0]
     bars = list(ax.patches)
@@ -258,6 +264,8 @@ def test_steps_chart_colours_each_step_by_its_verdict(data: dict[str, Any]) -> N
         assert bar.get_facecolor()[:3] == pytest.approx(to_rgb(chartkit.VERDICT_COLOURS[rule])), impl
         assert bar.get_x() == pytest.approx(rows[rows[impl]["step"]["over"]]["tflops"])
         assert bar.get_x() + bar.get_width() == pytest.approx(rows[impl]["tflops"])
+    assert by_version["v2"].get_facecolor()[:3] == pytest.approx(to_rgb(chartkit.VERDICT_COLOURS["within"]))
+    assert by_version["v3"].get_facecolor()[:3] == pytest.approx(to_rgb(chartkit.VERDICT_COLOURS["unresolved"]))
     first = steps[0][1]
     assert ax.texts[0].get_text() == f"V0\u2192V1  {numfmt.ratio_text(first)}"
 
@@ -305,6 +313,7 @@ def replicated(data: dict[str, Any], runs: int = 3) -> dict[str, Any]:
 def test_replication_chart_shows_each_runs_median_and_the_merged_interval_by_verdict(data: dict[str, Any]) -> None:
     data = replicated(data)
     ladder = data["ladder"]
+    ladder["rows"]["v2"]["step"].update(WITHIN_THE_BAND)
     fig = charts.replication_chart(typed(data))
     top, bottom = fig.axes[:2]
     steps = results.ladder_steps(typed(data))
@@ -321,6 +330,9 @@ def test_replication_chart_shows_each_runs_median_and_the_merged_interval_by_ver
             assert tuple(colour[:3]) == pytest.approx(to_rgb(chartkit.VERDICT_COLOURS[rule]))
         dots = sorted(x for line in ax.lines if line.get_marker() == "o" for x in line.get_xdata())
         assert dots == pytest.approx(sorted(r["rows"][i][key]["median"] for r in ladder["runs"] for i in shown))
+        if key == "step":
+            within = bars.get_colors()[shown.index("v2")][:3]
+            assert tuple(within) == pytest.approx(to_rgb(chartkit.VERDICT_COLOURS["within"]))
         (band,) = [p for p in ax.patches if p.get_width() < 1]
         assert (band.get_x(), band.get_x() + band.get_width()) == pytest.approx((0.985, 1.015))
     assert top.get_title(loc="left") == "The ladder's 3 runs at 8192\u00b3"
