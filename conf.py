@@ -29,14 +29,15 @@ extensions = [
     "sphinx_copybutton",
     "sphinx_gallery.gen_gallery",
     "matplotlib.sphinxext.plot_directive",
+    "sphinxext.opengraph",  # og: tags: link previews show the page's opening words (and chart: link_preview)
+    "notfound.extension",  # 404.html with absolute links, served by GitHub Pages for any missing page
+    # Ours, after the maintained ones (two of them patch one of those, so they load after it):
     "matmul_site.sphinx.chapters_toc",  # .. chapters-toc:: (the index's chapters, one per kernel file)
     "matmul_site.sphinx.values",  # |v7.tflops| on any page: the values matmul_site.render writes
     "matmul_site.sphinx.kernel_source",  # .. kernel-source:: v3 (literalinclude of examples/hopper_matmul/matmul_v3.py)
     "matmul_site.sphinx.kernel_diff",  # .. kernel-diff:: v3 (the whole diff against matmul_v2.py, collapsible)
     "matmul_site.sphinx.chart_files",  # each chart drawn once; drawn again when the results file changes
-    "sphinxext.opengraph",  # og: tags: link previews show the page's opening words ...
-    "matmul_site.sphinx.link_preview",  # ... and the page's chart (og:image), as the PNG the plot directive drew
-    "notfound.extension",  # 404.html with absolute links, served by GitHub Pages for any missing page
+    "matmul_site.sphinx.link_preview",  # the page's chart as og:image, the PNG the plot directive drew
     "matmul_site.sphinx.notfound_compat",  # notfound 1.1.0 on Sphinx 9: pass the tags Sphinx 11 will require
     "matmul_site.sphinx.sitemap",  # sitemap.xml of every page under html_baseurl (why not sphinx-sitemap: there)
 ]

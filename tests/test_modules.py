@@ -95,7 +95,7 @@ def test_the_data_core_names_the_benchmark_nowhere_not_even_in_a_string() -> Non
     # The docs build imports the data core: a command or module of the benchmark written there (a how-to in an error,
     # code in a string) is a side door past the import contracts; the site or the benchmark says it instead.
     found = [path.name for path in sorted((SRC / "matmul_data").glob("*.py"))
-             if "matmul_bench" in path.read_text(encoding="utf-8")]  # fmt: skip
+             if any(name in path.read_text(encoding="utf-8") for name in ("matmul_bench", "nox -s bench"))]  # fmt: skip
     assert list((SRC / "matmul_data").glob("*.py")) and found == []
 
 
@@ -121,3 +121,11 @@ def test_no_module_under_src_grows_past_400_lines() -> None:
         if (n := len(path.read_text(encoding="utf-8").splitlines())) > 400
     }
     assert long == {}, f"modules over 400 lines: {long}"
+
+
+def test_the_sm_count_assumed_without_a_gpu_is_one_number_everywhere() -> None:
+    from matmul_bench import kernels
+    from matmul_data import hopper
+
+    common, tile_model = kernels.load("common"), kernels.load("tile_model")
+    assert common.H100_SMS == tile_model.H100_SMS == hopper.SM_COUNT == 132  # H100 SXM and H200

@@ -34,6 +34,18 @@ CHECK_SHAPES: tuple[tuple[int, int, int], ...] = (
 ATOL, RTOL = 1e-3, 2e-3
 
 
+# Streaming multiprocessors of an H100 SXM or an H200, for the CPU build check, which has no GPU to ask
+# (tile_model.H100_SMS and the data core's hopper.SM_COUNT say the same: a test holds them equal).
+H100_SMS = 132
+
+
+def sm_count() -> int:
+    """Streaming multiprocessors of the current GPU, the persistent kernels' grid size (V6 on); H100_SMS with none."""
+    if torch.cuda.is_available():
+        return torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
+    return H100_SMS
+
+
 def require_hopper(device: torch.device | None = None) -> None:
     """Raise ValueError unless a Hopper GPU (compute capability 9.0) is present."""
     if not torch.cuda.is_available():
@@ -91,7 +103,8 @@ def matmul(
 
 
 def random_operands(m: int, n: int, k: int, seed: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """Fresh N(0, 1/sqrt(K)) fp16 operands on the GPU, so that C is of order one."""
+    """Fresh normal fp16 operands on the GPU, standard deviation K^(-1/4): each of C's K products has variance 1/K,
+    so C is of order one."""
     gen = torch.Generator(device="cuda")
     gen.manual_seed(seed if seed is not None else torch.seed())
     scale = 1.0 / math.sqrt(math.sqrt(k))
@@ -313,5 +326,10 @@ def run_main(kernel: Callable[..., Any], title: str, shapes: Sequence[tuple[int,
     print(f"  {m}x{n}x{k} fp16: {ours:.3f} ms, {tflops(m, n, k, ours):.0f} TFLOPS")
     print(f"  cuBLAS (torch.matmul): {cublas:.3f} ms, {tflops(m, n, k, cublas):.0f} TFLOPS")
     print(f"  ratio to cuBLAS: {paired_ratio(ms['cublas'], ms['ours']):.2f}")
+    # The record pins a file's TUNED (the autotuner's pick at this shape on the H200) or asks its per-problem rule, as
+    # here; an autotuned kernel here picks again, and on another GPU or a noisy run it may pick another configuration.
+    chosen = "the file's rule, as in the site's record" if isinstance(kernel, PerProblem) else (
+        "picked by Tilus's autotuner here; the site's record pins the file's TUNED")  # fmt: skip
+    print(f"  configuration: {chosen}")
     print(f"  timed as the site times, in fewer rounds: {MAIN_ROUNDS} alternating rounds of {MAIN_WARMUP_S:g} s "
           f"warm-up + {MAIN_REPEATS} calls, L2 flushed; the site's numbers: python -m matmul_bench record")  # fmt: skip

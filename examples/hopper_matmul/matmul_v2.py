@@ -64,7 +64,8 @@ class MatmulV2(tilus.Script):
         stage: int32 = 0
         phase: uint32 = 0
         for offset_k in range(0, k_size, bk):
-            # Refill the stage freed by the previous step with the K-tile num_stages - 1 steps ahead.
+            # Refill the stage freed by the previous step (on the first, the one the prologue left empty)
+            # with the K-tile num_stages - 1 steps ahead.
             ahead_k = offset_k + (self.num_stages - 1) * bk
             ahead = (stage + self.num_stages - 1) % self.num_stages
             if ahead_k < k_size:

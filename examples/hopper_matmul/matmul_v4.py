@@ -7,7 +7,8 @@
 #   reuse is unchanged). One producer warp feeds both: 9 warps.
 # - The full/empty barriers, stage index and phase bits move into a reusable
 #   Pipeline (pipeline.py, a tilus.Class). An empty barrier now expects one
-#   elected arrival per consumer warp group instead of one per thread.
+#   elected arrival per consumer warp group instead of one per thread: that
+#   relies on the group's MMAs retiring together (V1's note), as CUTLASS does.
 # - A 1-D grid whose block ids a TileRaster maps to tiles (raster.py). Its knob,
 #   swizzle_size, is the tile order (unrelated to the shared-memory swizzle):
 #   1, what TUNED keeps, walks row by row, the transpose of V0-V3's walk; raster
@@ -105,7 +106,7 @@ class MatmulV4(tilus.Script):
             for _ in range(cdiv(k_size, self.block_k)):
                 # Wait only for this stage's bytes; the producer keeps loading later stages meanwhile.
                 stage = pipe.consumer_acquire()
-                self.wgmma.fence()  # earlier writes to acc must be visible to the async MMA
+                self.wgmma.fence()  # order earlier register accesses (acc) before the async MMA reads and writes acc
                 self.wgmma.mma(sa[stage, group], sb[stage].transpose(), acc)  # own A slab x shared B tile
                 self.wgmma.commit_group()
                 self.wgmma.wait_group(0)  # the MMA has finished reading the stage...

@@ -1,7 +1,7 @@
 # What changed from V4: only the consumer's main loop. In V4 a consumer waited
 # for its MMA to finish (wait_group(0)) before it released the stage, waited for
-# the next one and issued the next MMAs: the tensor cores idled through all of
-# that. Now a consumer issues K-tile k's MMAs and then waits with wait_group(1),
+# the next one and issued the next MMAs: the warp group issued no MMA through
+# all of that. Now a consumer issues K-tile k's MMAs and then waits with wait_group(1),
 # which returns once K-tile k-1's MMAs have retired while K-tile k's keep the
 # tensor cores busy. Only then is K-tile k-1's stage released: a stage goes back
 # to the producer once the MMA that read it is done. A final wait_group(0)
@@ -98,7 +98,7 @@ class MatmulV5(tilus.Script):
             for k_tile in range(cdiv(k_size, self.block_k)):
                 # Wait only for this stage's bytes; the producer keeps loading later stages meanwhile.
                 stage = pipe.consumer_acquire()
-                self.wgmma.fence()  # earlier writes to acc must be visible to the async MMA
+                self.wgmma.fence()  # order earlier register accesses (acc) before the async MMA reads and writes acc
                 self.wgmma.mma(sa[stage, group], sb[stage].transpose(), acc)  # own A slab x shared B tile
                 self.wgmma.commit_group()
                 # Keep this K-tile's MMA in flight; only the previous K-tile's must have retired...

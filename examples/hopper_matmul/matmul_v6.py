@@ -9,10 +9,12 @@
 #   then goes back to MMAs at once; the store drains while the next tile is
 #   computed. The buffer is refilled only once TMA has finished reading it.
 # - The staging buffer (64 KB) takes the shared memory of a fourth stage: 3 stages.
-# - Raster groups (swizzle_size) of 16 tile rows, fixed: the step after the persistent loop that measurably helped.
+# - Raster groups (swizzle_size) of 16 tile rows, fixed: in the site's step-by-step timings (docs/steps.rst),
+#   the change after the persistent loop that measurably helped.
+# - Where C's rows do not start on 16-byte boundaries (N % 8 != 0), TMA cannot store them: the group's threads
+#   copy the staged rows out themselves (end of the tile loop).
 
 import tilus
-import torch
 from tilus import GlobalTensor, SharedTensor, float16, float32, int32
 from tilus.utils import cdiv
 
@@ -25,23 +27,15 @@ TITLE = "a persistent kernel"
 
 CONSUMERS = 2  # consumer warp groups: threads [0, 256)
 PRODUCER = CONSUMERS * 128  # first thread of the producer warp: threads [256, 288)
-H100_SMS = 132  # H100 SXM and H200; the CPU build check has no GPU to ask
-
-
-def sm_count() -> int:
-    """Streaming multiprocessors of the current GPU: the persistent grid size."""
-    if torch.cuda.is_available():
-        return torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
-    return H100_SMS
 
 
 # Asked once, here: Tilus builds configurations in forked workers, which must not touch CUDA.
-NUM_SMS = sm_count()
+NUM_SMS = common.sm_count()
 
 
 # The configuration this chapter measured: the tile, K-tile and stages from the autotune lists below at 8192³ on
-# the H200, the raster groups from the steps runs (below). The
-# benchmark, the GPU tests and the pages pin it, so every process builds this one kernel.
+# the H200, the raster groups from the step-by-step timings (below). The benchmark, the GPU tests and the pages
+# pin it, so every process builds this one kernel.
 TUNED = {"block_m": 128, "block_n": 256, "block_k": 64, "num_stages": 3, "swizzle_size": 16}
 
 
@@ -51,7 +45,7 @@ TUNED = {"block_m": 128, "block_n": 256, "block_k": 64, "num_stages": 3, "swizzl
 @tilus.autotune("block_k", [64])
 # 3 stages of 48 KB plus the 64 KB staging buffer for C: 208 of the 227 KB one block may use.
 @tilus.autotune("num_stages", [3])
-# Tile rows per raster group. In the steps runs (interleaved, under sustained load) 16 beat plain row-major
+# Tile rows per raster group. In the step-by-step timings (interleaved, under sustained load) 16 beat row-major
 # order (1): fewer panels cross HBM per wave. The autotuner's short timings had preferred 1, so it is fixed.
 @tilus.autotune("swizzle_size", [16])
 class MatmulV6(tilus.Script):
@@ -126,7 +120,8 @@ class MatmulV6(tilus.Script):
                 for k_tile in range(cdiv(k_size, self.block_k)):
                     # Wait only for this stage's bytes; the producer keeps loading later stages meanwhile.
                     stage = pipe.consumer_acquire()
-                    self.wgmma.fence()  # earlier writes to acc must be visible to the async MMA
+                    # Order earlier register accesses to acc (its zeroing for this tile, the last tile's
+                    self.wgmma.fence()  # epilogue reads) before the async MMA reads and writes acc
                     self.wgmma.mma(sa[stage, group], sb[stage].transpose(), acc)  # own A slab x shared B tile
                     self.wgmma.commit_group()
                     # Keep this K-tile's MMA in flight; only the previous K-tile's must have retired...
@@ -152,18 +147,20 @@ class MatmulV6(tilus.Script):
                         self.tma.commit_group()
                 else:
                     # C's rows do not start on 16-byte boundaries, so TMA cannot store them. The rows are staged the
-                    # same way (not stored from the accumulator's registers: ptxas 13.0 then read those before the
-                    # final wgmma wait), and the group's own threads copy them out, masked at M and N.
+                    # same way, not stored from the accumulator's registers: there ptxas 13.0 moved reads of acc above
+                    # the final wgmma wait, which the PTX has before them (tests/test_epilogue_build.py checks every
+                    # version's SASS for such reads). The group's own threads copy the rows out, masked at M and N.
                     self.sync()  # every thread has copied the previous tile's rows out before any overwrites them
                     staged = sc[group]
                     self.store_shared(staged, self.cast(acc, dtype=float16))
                     self.sync()  # every row is in shared memory
-                    # Each warp stores 32 neighbouring elements of a row at a time: 64 contiguous bytes.
+                    # One fp16 per thread and store: at N % 8 != 0 a row of C may start on any 2-byte boundary,
+                    # so no wider store is aligned. A warp stores 32 neighbouring elements: 64 contiguous bytes.
                     rows = self.load_shared(staged)
                     self.annotate_layout(rows, self.cuda.default_register_layout(4, float16, staged.shape, 1))
                     self.store_global(gc, rows, offsets=offsets)
-            # The block may not exit while TMA still reads its shared memory: wait (without read=True)
-            # until its last store has completed, writes to global memory included.
+            # The block may not exit while TMA still reads its shared memory. read=True would be enough (CUTLASS
+            # waits so); the full wait also covers the writes to global memory, one store's drain per block.
             with self.thread_group(thread_begin=0, num_threads=32):
                 self.tma.wait_group(0)
 

@@ -19,7 +19,6 @@
 # - Tilus 0.2.0 would split a 192-wide WGMMA into three 64-wide ones; tilus_fixes.py (fix 4) issues m64n192k16.
 
 import tilus
-import torch
 from tilus import GlobalTensor, SharedTensor, float16, float32, int32
 from tilus.hidet.ir.primitives.cuda.setmaxnreg import setmaxnreg  # PTX that Tilus 0.2.0 has no instruction for
 from tilus.utils import cdiv
@@ -35,15 +34,8 @@ TITLE = "a tile chosen per problem"
 CHUNK = tile_model.CHUNK  # columns of C per staging chunk: 64 fp16 = 128 bytes, one row of the 128-byte swizzle
 
 
-def sm_count() -> int:
-    """Streaming multiprocessors of the current GPU: the persistent grid size and the model's wave size."""
-    if torch.cuda.is_available():
-        return torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
-    return tile_model.H100_SMS
-
-
 # Asked once, here: Tilus builds configurations in forked workers, which must not touch CUDA.
-NUM_SMS = sm_count()
+NUM_SMS = common.sm_count()
 
 # What the model picks at the chapter's shape (8192³): V7's tile. The pages and the build check read this one
 # configuration; tests/test_v8_tile_model.py holds it to config_for(8192, 8192, 8192).
@@ -158,7 +150,8 @@ class MatmulV8(tilus.Script):
                 for k_tile in range(cdiv(k_size, self.block_k)):
                     # Wait only for this stage's bytes; the producer keeps loading later stages meanwhile.
                     stage = pipe.consumer_acquire()
-                    self.wgmma.fence()  # earlier writes to acc must be visible to the async MMA
+                    # Order earlier register accesses to acc (its zeroing for this tile, the last tile's
+                    self.wgmma.fence()  # epilogue reads) before the async MMA reads and writes acc
                     self.wgmma.mma(sa[stage, group], sb[stage].transpose(), acc)  # own A slab x shared B tile
                     self.wgmma.commit_group()
                     # Keep this K-tile's MMA in flight; only the previous K-tile's must have retired...
@@ -191,8 +184,9 @@ class MatmulV8(tilus.Script):
                         self.tma.commit_group()
                 else:
                     # C's rows do not start on 16-byte boundaries, so TMA cannot store them. The rows are staged the
-                    # same way (not stored from the accumulator's registers: ptxas 13.0 then read those before the
-                    # final wgmma wait), and the group's own threads copy them out, masked at M and N.
+                    # same way, not stored from the accumulator's registers: there ptxas 13.0 moved reads of acc above
+                    # the final wgmma wait, which the PTX has before them (tests/test_epilogue_build.py checks every
+                    # version's SASS for such reads). The group's own threads copy the rows out, masked at M and N.
                     self.sync()  # every thread has copied the previous tile's rows out before any overwrites them
                     # The chunks seen as one tile, as above.
                     tile_view = self.reshape_shared(
@@ -201,12 +195,13 @@ class MatmulV8(tilus.Script):
                     staged = tile_view[group]
                     self.store_shared(staged, self.cast(acc, dtype=float16))
                     self.sync()  # every row is in shared memory
-                    # Each warp stores 32 neighbouring elements of a row at a time: 64 contiguous bytes.
+                    # One fp16 per thread and store: at N % 8 != 0 a row of C may start on any 2-byte boundary,
+                    # so no wider store is aligned. A warp stores 32 neighbouring elements: 64 contiguous bytes.
                     rows = self.load_shared(staged)
                     self.annotate_layout(rows, self.cuda.default_register_layout(4, float16, staged.shape, 1))
                     self.store_global(gc, rows, offsets=offsets)
-            # The block may not exit while TMA still reads its shared memory: wait (without read=True)
-            # until its last store has completed, writes to global memory included.
+            # The block may not exit while TMA still reads its shared memory. read=True would be enough (CUTLASS
+            # waits so); the full wait also covers the writes to global memory, one store's drain per block.
             with self.thread_group(thread_begin=0, num_threads=32):
                 self.tma.wait_group(0)
 

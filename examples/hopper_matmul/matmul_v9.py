@@ -18,7 +18,6 @@
 #   reads zeros for it and clips its stores, and the model counts it as work.
 
 import tilus
-import torch
 from tilus import GlobalTensor, SharedTensor, float16, float32, int32
 from tilus.hidet.ir.primitives.cuda.setmaxnreg import setmaxnreg  # PTX that Tilus 0.2.0 has no instruction for
 from tilus.utils import cdiv
@@ -36,15 +35,8 @@ CHUNK = tile_model.CHUNK  # columns of C per staging chunk: 64 fp16 = 128 bytes,
 SWIZZLE = {"none": 16, "a": 16, "b": 8}
 
 
-def sm_count() -> int:
-    """Streaming multiprocessors of the current GPU: the persistent grid size and the model's wave size."""
-    if torch.cuda.is_available():
-        return torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
-    return tile_model.H100_SMS
-
-
 # Asked once, here: Tilus builds configurations in forked workers, which must not touch CUDA.
-NUM_SMS = sm_count()
+NUM_SMS = common.sm_count()
 
 # What the model picks at the chapter's shape (8192³); tests/test_v9_tile_model.py holds it to config_for.
 TUNED = {"block_m": 128, "block_n": 256, "consumers": 2, "num_stages": 3, "block_k": 64, "swizzle_size": 16,
@@ -111,7 +103,9 @@ class MatmulV9(tilus.Script):
             pipe = Pipeline(self.num_stages, num_consumers=self.consumers)
 
         if self.tile.rebalances_registers:
-            # 192 x 192: a whole producer warp group gives registers up to the consumers (V8).
+            # A whole producer warp group gives up registers so that the consumers get the model's headroom over
+            # their accumulators (16 warps leave 128 registers per thread at launch). Every warp of a group must
+            # run setmaxnreg; then one warp of it issues the copies and the other three are done.
             with self.thread_group(thread_begin=self.producer, num_threads=128):
                 setmaxnreg(tile_model.PRODUCER_REGISTERS, "dec")
                 with self.thread_group(thread_begin=0, num_threads=32):
@@ -203,7 +197,8 @@ class MatmulV9(tilus.Script):
                 for k_tile in range(cdiv(k_size, self.block_k)):
                     # Wait only for this stage's bytes; the producer keeps loading later stages meanwhile.
                     stage = pipe.consumer_acquire()
-                    self.wgmma.fence()  # earlier writes to acc must be visible to the async MMA
+                    # Order earlier register accesses to acc (its zeroing for this tile, the last tile's
+                    self.wgmma.fence()  # epilogue reads) before the async MMA reads and writes acc
                     # The B tile as one block_n x block_k operand, whether one block loaded it or two halves did.
                     b_tile = self.reshape_shared(sb[stage], [self.block_n, self.block_k])
                     self.wgmma.mma(sa[stage, group], b_tile.transpose(), acc)  # own A slab x shared B tile
@@ -235,16 +230,21 @@ class MatmulV9(tilus.Script):
                             )
                         self.tma.commit_group()
                 else:
-                    # C's rows do not start on 16-byte boundaries, so TMA cannot store them: the group's own threads
-                    # copy the staged rows out, masked at M and N (V8).
+                    # C's rows do not start on 16-byte boundaries, so TMA cannot store them. The rows are staged the
+                    # same way, not stored from the accumulator's registers: there ptxas 13.0 moved reads of acc above
+                    # the final wgmma wait, which the PTX has before them (tests/test_epilogue_build.py checks every
+                    # version's SASS for such reads). The group's own threads copy the rows out, masked at M and N.
                     self.sync()  # every thread has copied the previous tile's rows out before any overwrites them
                     staged = tile_view[group]
                     self.store_shared(staged, self.cast(acc, dtype=float16))
                     self.sync()  # every row is in shared memory
+                    # One fp16 per thread and store: at N % 8 != 0 a row of C may start on any 2-byte boundary,
+                    # so no wider store is aligned. A warp stores 32 neighbouring elements: 64 contiguous bytes.
                     rows = self.load_shared(staged)
                     self.annotate_layout(rows, self.cuda.default_register_layout(4, float16, staged.shape, 1))
                     self.store_global(gc, rows, offsets=offsets)
-            # The block may not exit while TMA still reads its shared memory: wait until its last store has completed.
+            # The block may not exit while TMA still reads its shared memory. read=True would be enough (CUTLASS
+            # waits so); the full wait also covers the writes to global memory, one store's drain per block.
             with self.thread_group(thread_begin=0, num_threads=32):
                 self.tma.wait_group(0)
 

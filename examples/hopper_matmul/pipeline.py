@@ -72,7 +72,9 @@ class Pipeline(tilus.Class):
     def consumer_release(self):
         """Hand the oldest held slot back to the producer: one elected arrival per consumer warp group.
 
-        Call it only once the WGMMAs that read the slot have retired (wgmma.wait_group).
+        Call it only once the WGMMAs that read the slot have retired (wgmma.wait_group). By the PTX ISA's wording a
+        wait covers the executing warp's share (V1's note); one arrival for the whole group relies on the group's
+        MMAs retiring together, as CUTLASS's PipelineTmaAsync also does.
         """
         with self.single_thread():
             self.mbarrier.arrive(self.empty[self.release_stage])

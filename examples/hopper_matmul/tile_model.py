@@ -105,7 +105,7 @@ import math
 from dataclasses import dataclass
 
 SM90_SHARED_BYTES = 227 * 1024  # dynamic shared memory one block may use on sm_90 (232448 bytes)
-# The register file is four banks of 16K 32-bit registers, one per SM sub-partition. The launch counts a block's warps
+# The register file is four slices of 16K 32-bit registers, one per SM sub-partition. The launch counts a block's warps
 # in multiples of the four (as CUDA's cuda_occupancy.h does), so ceil(warps / 4) warps per bank set the registers
 # per thread, whichever sub-partition each warp lands on (NVIDIA does not document that mapping).
 REGISTERS_PER_SUBPARTITION = 16 * 1024
@@ -117,7 +117,7 @@ CHUNK = 64  # columns of C per staging chunk (as V7)
 MIN_STAGES = 3
 WGMMA_M = 64  # rows of one WGMMA instruction
 # Registers a consumer thread needs besides its accumulator: addresses, loop and pipeline state. The sm_90a builds
-# of V8's two-consumer tiles used 29 to 39 (tests/test_v8_build.py holds every build to its limit).
+# of V8's two-consumer tiles used 29 to 39.
 REGISTER_HEADROOM = 40
 # With a whole producer warp group, setmaxnreg gives it this many registers per thread and the consumers the rest.
 PRODUCER_REGISTERS = 40

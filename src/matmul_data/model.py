@@ -263,7 +263,7 @@ class TryItCheck(Model):
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class TryIt(Model):
-    """One edit of a chapter's kernel file (experiments/tryit.py), checked on the GPU."""
+    """One edit of a chapter's kernel file (specs/tryit.py), checked on the GPU."""
 
     version: str = key(TEXT)
     name: str = key(TEXT)

@@ -2,9 +2,9 @@
 
 A version is a file ``examples/hopper_matmul/matmul_vN.py``; its title is the module constant ``TITLE = "..."`` in that
 file and its measured configuration the constant ``TUNED = {...}``, both read here with :mod:`ast` (no torch, no Tilus,
-nothing executed). Its chapter is ``docs/chapters/vN.rst`` and its chart ``plots/plot_vN.py``; the tests hold every
-version to having all three. Implementations that are not ours (cuBLAS, torch.compile, Triton's templates, QuACK) are
-``PEERS``; :func:`label` names any implementation.
+nothing executed). Its chapter is ``docs/chapters/vN.rst``, whose plot directive draws its chart (images named
+``plot_vN``); the tests hold every version to having a title, a configuration and a chapter. Implementations that are
+not ours (cuBLAS, torch.compile, Triton's templates, QuACK) are ``PEERS``; :func:`label` names any implementation.
 """
 
 from __future__ import annotations
