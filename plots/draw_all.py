@@ -75,7 +75,11 @@ def main(argv: list[str] | None = None) -> int:
         if status != 0:
             print(f"the benchmark failed (exit status {status}); the charts were not redrawn", file=sys.stderr)
             return status
-    source = paths.results_file()
+    try:
+        source = paths.results_file()
+    except paths.ResultsFileError as exc:  # $HOPPER_MATMUL_RESULTS names no file, or several files to choose from
+        print(f"draw_all: {exc}", file=sys.stderr)
+        return 1
     print(f"results: {source if source else numfmt.NOT_MEASURED}")
     for script in scripts():
         print(f"  {draw(script, args.charts_dir)}")

@@ -21,7 +21,9 @@ pytestmark = pytest.mark.slow
 
 # N % 8 = 7 (C's rows 2-byte aligned), M a multiple of no tile, a partial last K-tile; M = 1000 keeps the build quick.
 ODD_N_SHAPE = (1000, 1799, 4104)
-ALL = [v.name for v in versions.all_versions()]
+# The versions that multiply with WGMMA (V0 uses mma.sync, which has no final wait to read the accumulator after).
+WGMMA_VERSIONS = [v.name for v in versions.all_versions() if "self.wgmma.mma(" in v.path.read_text(encoding="utf-8")]
+MMA_SYNC_VERSIONS = [v.name for v in versions.all_versions() if v.name not in WGMMA_VERSIONS]
 # The versions whose epilogue takes another path when N % 8 != 0 (TMA stores C only when its rows are 16-byte
 # aligned); the others store C from registers at every N, and their builds above are that path.
 TWO_PATH_VERSIONS = [v.name for v in versions.all_versions() if "tma_store" in v.path.read_text(encoding="utf-8")]
@@ -40,11 +42,19 @@ for _name, _config in ODD_N_BUILDS.items():
     )
 
 
-@pytest.mark.parametrize("version", ALL)
+@pytest.mark.parametrize("version", WGMMA_VERSIONS)
 def test_version_converts_the_accumulator_only_after_the_final_wgmma_wait(version: str) -> None:
     sass = kernel_builds.built(version).sass
     assert sass, "the build was not disassembled"
+    assert "HGMMA" in sass  # else there is no WGMMA wait to be early for, and the check below holds vacuously
     assert buildcheck.early_accumulator_reads(sass) == []
+
+
+@pytest.mark.parametrize("version", MMA_SYNC_VERSIONS)
+def test_version_left_out_of_the_wgmma_check_builds_no_hgmma(version: str) -> None:
+    sass = kernel_builds.built(version).sass
+    assert sass, "the build was not disassembled"
+    assert "HGMMA" not in sass and "HMMA" in sass  # mma.sync: no asynchronous MMA for the epilogue to outrun
 
 
 @pytest.mark.parametrize("name", list(ODD_N_BUILDS))

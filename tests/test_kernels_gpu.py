@@ -29,7 +29,7 @@ from matmul_data import versions as registry
 
 common = loader.load("common")
 
-pytestmark = pytest.mark.gpu
+# Every test here needs a Hopper GPU (marked one by one) but the CPU guard at the end, which runs everywhere.
 
 KERNEL_DIR = Path(__file__).resolve().parent.parent / "examples" / "hopper_matmul"
 
@@ -99,6 +99,7 @@ def shape_params(shapes: tuple[tuple[int, int, int], ...] | list[tuple[int, int,
     return [pytest.param(shape, id="x".join(map(str, shape))) for shape in shapes]
 
 
+@pytest.mark.gpu
 @pytest.mark.parametrize("shape", shape_params(common.CHECK_SHAPES))
 @pytest.mark.parametrize("version", V)
 def test_version_matches_float64_reference_on_every_element(
@@ -109,6 +110,7 @@ def test_version_matches_float64_reference_on_every_element(
     assert result.ok, f"V{version} {result.describe()} (HOPPER_MATMUL_SEED={seed})"
 
 
+@pytest.mark.gpu
 @pytest.mark.parametrize("shape", shape_params(DRAWN_SHAPES))
 @pytest.mark.parametrize("version", V)
 def test_version_matches_float64_reference_at_every_n_mod_8(
@@ -140,6 +142,7 @@ BAD_INPUTS: dict[str, Callable[[], tuple[Any, Any, torch.Tensor]]] = {
 }
 
 
+@pytest.mark.gpu
 @pytest.mark.parametrize("case", list(BAD_INPUTS))
 @pytest.mark.parametrize("version", V)
 def test_version_refuses_bad_input_and_leaves_c_untouched(kernels: dict[int, Any], version: int, case: str) -> None:
@@ -183,6 +186,7 @@ def menu_kernels(prebuilt: dict[Any, Any]) -> dict[str, Any]:
     return {name: loader.make_kernel(str(V8_FILE), "MatmulV8", c) for name, c in MENU.items()}
 
 
+@pytest.mark.gpu
 @pytest.mark.parametrize("shape", [pytest.param(s, id="x".join(map(str, s))) for s in MENU_SHAPES])
 @pytest.mark.parametrize("name", list(MENU))
 def test_every_tile_of_v8s_menu_matches_float64_at_ragged_shapes(
@@ -191,3 +195,12 @@ def test_every_tile_of_v8s_menu_matches_float64_at_ragged_shapes(
     seed = input_seed()
     result = common.check(menu_kernels[name], *shape, seed=seed)
     assert result.ok, f"V8 {name} {result.describe()} (HOPPER_MATMUL_SEED={seed})"
+
+
+def test_v8s_menu_is_found_and_names_each_tile_once() -> None:
+    """On the CPU: menu() returns [] without V8's file, and the menu test above would then collect no case at all."""
+    assert V8_FILE.exists(), f"{V8_FILE} is missing"
+    tiles = menu()
+    assert tiles, "V8's menu is empty: the GPU test of its tiles collects nothing"
+    names = [f"{c['block_m']}x{c['block_n']}" for c in tiles]
+    assert names == list(MENU), f"two tiles of V8's menu share a name, and MENU keeps only one: {names}"

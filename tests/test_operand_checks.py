@@ -82,6 +82,32 @@ def test_operand_off_a_16_byte_boundary_is_refused() -> None:
         common.validate_operands(a, cuda_like(64, 64))
 
 
+def nan_cuda_like(*shape: int) -> torch.Tensor:
+    return torch.full(shape, float("nan"), dtype=torch.float16).as_subclass(CudaLooking)
+
+
+def refused_by_matmul(c: torch.Tensor, message: str) -> None:
+    """common.matmul(out=c) refuses C with ``message`` before the kernel is called, and leaves C's NaNs alone."""
+    calls: list[tuple[object, ...]] = []
+    with pytest.raises(ValueError, match=message):
+        common.matmul(lambda *args: calls.append(args), cuda_like(64, 128), cuda_like(32, 128), out=c)
+    assert calls == [] and torch.isnan(c).all()
+
+
+def test_non_contiguous_c_is_refused_with_the_fix_before_the_kernel_runs() -> None:
+    # The right shape, but a column slice of a wider buffer: its rows are 64 elements apart, not 32.
+    c = nan_cuda_like(64, 64)[:, :32]
+    assert isinstance(c, CudaLooking) and tuple(c.shape) == (64, 32) and not c.is_contiguous()
+    refused_by_matmul(c, r"C must be row-major contiguous; call c\.contiguous\(\)")
+
+
+def test_c_off_a_16_byte_boundary_is_refused_before_the_kernel_runs() -> None:
+    # Contiguous, but starting one element into a buffer: the TMA store's tensor map cannot take that base.
+    c = nan_cuda_like(64 * 32 + 1)[1:].view(64, 32)
+    assert isinstance(c, CudaLooking) and c.is_contiguous() and c.data_ptr() % 16 == 2
+    refused_by_matmul(c, r"C does not start on a 16-byte boundary; pass a fresh copy \(c\.clone\(\)\)")
+
+
 def test_mismatched_k_is_refused() -> None:
     with pytest.raises(ValueError, match=r"A is 64x128 and B is 32x64: C = A @ B\^T needs both to have the same K"):
         common.validate_operands(cuda_like(64, 128), cuda_like(32, 64))

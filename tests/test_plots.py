@@ -48,7 +48,7 @@ def use_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data: dict[str, An
     path = tmp_path / "results.json"
     if data is not None:
         path.write_text(json.dumps(data))
-    monkeypatch.setenv(paths.ENV_RESULTS, str(path))
+    monkeypatch.setenv(paths.ENV_RESULTS, str(path) if data is not None else paths.NO_RESULTS)
     return path
 
 
@@ -356,7 +356,7 @@ def test_draw_all_without_rerun_never_imports_torch(tmp_path: Path) -> None:
         "sys.exit(f'imported {bad}' if bad else rc)\n"
     )
     search = os.pathsep.join(p for p in (str(draw_all.PLOTS), os.environ.get("PYTHONPATH", "")) if p)
-    env = {**os.environ, "PYTHONPATH": search, paths.ENV_RESULTS: str(tmp_path / "absent.json")}
+    env = {**os.environ, "PYTHONPATH": search, paths.ENV_RESULTS: paths.NO_RESULTS}
     env.pop(rerun.ENV, None)
     done = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr + done.stdout

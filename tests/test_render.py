@@ -104,7 +104,7 @@ def test_check_names_a_stale_file_and_writes_nothing(tmp_path: Path) -> None:
 
 def test_without_a_results_file_one_line_says_so_and_every_measured_value_reads_not_measured(tmp_path: Path) -> None:
     docs = docs_copy(tmp_path)
-    env = {**os.environ, paths.ENV_RESULTS: str(tmp_path / "none.json")}
+    env = {**os.environ, paths.ENV_RESULTS: paths.NO_RESULTS}
     command = [sys.executable, "-m", "matmul_site.render", "--docs", str(docs)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env, check=False)
     assert done.returncode == 0, done.stderr

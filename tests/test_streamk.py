@@ -39,15 +39,24 @@ def test_every_k_tile_of_every_tile_is_computed_exactly_once(tiles: int, k_tiles
 @pytest.mark.parametrize("tiles, k_tiles, sms", CASES)
 def test_a_split_tile_is_shared_by_consecutive_blocks_last_k_tiles_first(tiles: int, k_tiles: int, sms: int) -> None:
     shares = all_pieces(tiles, k_tiles, sms)
+    lasts, firsts = [], []  # the pieces of split tiles: their last K-tiles and their first
     for block, share in enumerate(shares):
         for i, piece in enumerate(share):
             if piece.k_first > 0:  # the tile's last K-tiles: the first piece of this block's stream-K range
                 assert piece.k_stop == k_tiles and piece.tile >= tiles - streamk.stream_k_tiles(tiles, sms)
                 assert i == 0 or share[i - 1].tile < tiles - streamk.stream_k_tiles(tiles, sms)
+                lasts.append(piece.tile)
             elif piece.k_stop < k_tiles:  # its first K-tiles: this block's last piece, finished by block + 1
                 assert i == len(share) - 1
                 later = [p for p in shares[block + 1] if p.tile == piece.tile]
                 assert later == [streamk.Piece(piece.tile, piece.k_stop, k_tiles)]
+                firsts.append(piece.tile)
+    # Every split tile is cut once, into those two pieces.
+    assert sorted(firsts) == sorted(lasts) == sorted(set(lasts))
+    # Some tile is split exactly when the model hands tiles to stream-K and a tile has two K-tiles to cut between:
+    # each block's range is then more than one tile and less than two, so the first block's range ends inside a
+    # tile or the last block's starts inside one.
+    assert bool(lasts) == (streamk.stream_k_tiles(tiles, sms) > 0 and k_tiles > 1), (len(lasts), "split tiles")
 
 
 @pytest.mark.parametrize("tiles, k_tiles, sms", CASES)

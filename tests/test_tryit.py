@@ -42,13 +42,14 @@ def test_every_edit_old_text_occurs_exactly_once_in_its_kernel_file(version: str
     assert entry["edits"] or entry["config"], f"{version}/{name} changes nothing"
 
 
-def test_every_chapter_has_two_or_three_try_its() -> None:
+def test_every_chapter_has_between_two_and_seven_try_its() -> None:
 
     for version in TUNED:
         timed = [v for r in SPEC.RUNS.values() if r["after"] == version for v in r["variants"] if v != r["baseline"]]
         recorded = SPEC.RECORDED.get(version, [])
         count = len(timed) + len(recorded) + len(SPEC.EDITS.get(version, {}))
-        assert 2 <= count <= 7, (version, count)  # two or three of a kind at most
+        # V0, V7 and V9 have two; V6 seven (three recorded steps and four edits): a table a reader finishes.
+        assert 2 <= count <= 7, (version, count)
 
 
 def test_edit_configs_name_only_knobs_the_chapter_tunes() -> None:
@@ -319,3 +320,9 @@ def test_the_committed_file_validates_with_or_without_tryit_outcomes() -> None:
         spec = SPEC.EDITS[entry["version"]][entry["name"]]
         assert entry["edits"] == [list(e) for e in spec["edits"]], f"{entry['version']}/{entry['name']} is stale"
     json.dumps(recorded, allow_nan=False)
+    # The section is optional: the file validates as committed and as a benchmark run writes it, without one.
+    without = {key: value for key, value in recorded.items() if key != "tryit"}
+    for data in (recorded, without):
+        results.validate(data)
+    # ...and the pages then read no outcome for any chapter.
+    assert all(results.tryit_entries(fake_results.typed(without), version) == [] for version in TUNED)

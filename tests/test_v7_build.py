@@ -17,11 +17,15 @@ from matmul_data import paths
 
 pytestmark = pytest.mark.slow
 
+V7 = kernels.load("matmul_v7")
+# A TMA store of C: shared memory (a staging chunk) to global memory, in a bulk group (not an mbarrier).
+TMA_STORE = re.compile(r"cp\.async\.bulk\.tensor\.2d\.global\.shared::cta\.tile\.bulk_group ")
+
 STREAMK = "v7-streamk"
 kernel_builds.EXPERIMENT_BUILDS[STREAMK] = (
     str(paths.ROOT / "experiments" / "v7_streamk.py"),
     "MatmulV7StreamK",
-    {**kernels.load("matmul_v7").TUNED, "stream_k": True},  # V7's configuration with the tail split
+    {**V7.TUNED, "stream_k": True},  # V7's configuration with the tail split
     (1000, 1800, 520),
 )
 
@@ -35,6 +39,15 @@ def test_v7_stages_c_in_swizzled_chunks_that_four_tma_stores_take_out() -> None:
     assert (report.spill_stores, report.spill_loads) == (0, 0), report.ptxas_report
     # One bulk-store group per tile and group, read before the chunks are rewritten.
     assert "cp.async.bulk.wait_group.read 0" in report.ptx and "fence.proxy.async.shared::cta" in report.ptx
+    # block_n // 64 stores per consumer warp group and tile, one per 64-column chunk (256 // 64 = 4), committed as
+    # one bulk group. The chunk loop has a constant trip count and unrolls; each group's epilogue is its own code
+    # (consumer(0, ...) and consumer(1, ...)), so the PTX holds CONSUMERS runs of 4 stores, each before a commit.
+    chunks = kernel_builds.build_config("v7")["block_n"] // V7.CHUNK
+    assert (chunks, V7.CONSUMERS) == (4, 2)
+    per_commit = [len(TMA_STORE.findall(part)) for part in report.ptx.split("cp.async.bulk.commit_group;")]
+    assert [n for n in per_commit if n] == [chunks] * V7.CONSUMERS, per_commit
+    # ...and ptxas keeps each as one UTMASTG: no store merged, dropped or duplicated.
+    assert buildcheck.sass_facts(report.sass)["sass"]["UTMASTG"] == chunks * V7.CONSUMERS
 
 
 def test_v6_stages_c_in_plain_rows_the_step_v7_removes() -> None:

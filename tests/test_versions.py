@@ -98,7 +98,11 @@ def test_an_index_that_lists_chapters_by_hand_fails(tmp_path: Path) -> None:
     kernel_dir, docs_dir = copy_site(tmp_path)
     index = docs_dir / "index.rst"
     index.write_text(index.read_text(encoding="utf-8").replace(".. chapters-toc::", ".. toctree::\n\n   chapters/v0"))
-    assert len(missing_pieces(kernel_dir, docs_dir)) == 2
+    problems = missing_pieces(kernel_dir, docs_dir)
+    assert problems == [
+        "index.rst: no `.. chapters-toc::` (the chapters' toctree, one entry per kernel file)",
+        "index.rst: lists chapters by hand; `.. chapters-toc::` adds every chapter by convention",
+    ], problems
 
 
 def test_a_chapter_title_that_differs_from_the_kernel_title_fails(tmp_path: Path) -> None:

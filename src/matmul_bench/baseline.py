@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import functools
 import re
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from matmul_bench import machine
 from matmul_bench.plan import SWEEP_SHAPES
 from matmul_data import model, results
 from matmul_data.field import FIELD
@@ -68,6 +70,23 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     if args.into is not None and not args.into.is_file():
         parser.error(f"--into {args.into}: no such results file")
+    # Everything that can refuse comes before the first launch, the file first (it needs no GPU): else a broken or
+    # another GPU's file is found only by record(), after every shape is profiled.
+    try:
+        into = results.read(args.into, fresh=True) if args.into is not None else None
+    except results.ResultsError as exc:
+        print(f"{parser.prog}: error: --into: {exc}", file=sys.stderr)
+        return 2
+    try:
+        machine.require_hopper()
+    except machine.NoHopperGPU as exc:
+        print(f"{parser.prog}: {exc}", file=sys.stderr)
+        return 1
+    here = machine.device().name
+    if into is not None and into.gpu.name != here:  # as record refuses it: one file per GPU model
+        print(f"{parser.prog}: --into {args.into} holds results of {into.gpu.name!r}, not of this {here!r}; "
+              "nothing was profiled", file=sys.stderr)  # fmt: skip
+        return 1
     import torch
 
     found = {}
@@ -77,5 +96,9 @@ def main(argv: list[str]) -> int:
         found[f"{m}x{n}x{k}"] = {"kernel": name, "decoded": decode(name)}
         print(f"{f'{m}x{n}x{k}':>18}  {name}", flush=True)
     if args.into:
-        print(f"recorded on {record(args.into, found)} sweep and field figures in {args.into}")
+        try:
+            print(f"recorded on {record(args.into, found)} sweep and field figures in {args.into}")
+        except results.ResultsError as exc:  # changed while this ran: the names above are all there is
+            print(f"{parser.prog}: {exc}", file=sys.stderr)
+            return 1
     return 0

@@ -7,6 +7,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import sysconfig
 import tempfile
 from collections import Counter
@@ -30,6 +31,7 @@ def common() -> Any:
 
 
 NVCC_FLAGS = ["-std=c++17", "-O3", "-gencode", "arch=compute_90a,code=sm_90a"]
+BUILD_TOOLS = ("nvcc", "ptxas", "cuobjdump", "nvdisasm")  # every build the command makes runs each of them
 # What ptxas -v reports of a build (0 where it says nothing), by the field of BuildReport that keeps it.
 PTXAS_COUNTS = {
     "registers": r"Used (\d+) registers",
@@ -60,10 +62,14 @@ class BuildCheckError(RuntimeError):
 
 
 def find_tool(name: str) -> str:
-    """Locate nvcc or ptxas: $NVCC/$PTXAS, the PyPI packages, then PATH."""
-    override = os.environ.get(name.upper())
-    if override:
-        return override
+    """Locate nvcc or ptxas: $NVCC/$PTXAS, the PyPI packages, then PATH; BuildCheckError when it is not there."""
+    variable = name.upper()
+    override = os.environ.get(variable)
+    if override:  # checked here: else a wrong one fails later, as subprocess's FileNotFoundError, after the lowering
+        found = shutil.which(override)  # a path or a name on PATH, either an executable
+        if found is None:
+            raise BuildCheckError(f"{name} not found: ${variable} is {override}, not an executable; fix or unset it")
+        return found
     sites = {Path(sysconfig.get_paths()["purelib"]), Path(sysconfig.get_paths()["platlib"])}
     wheels = [str(c) for site in sites for c in sorted(site.glob(f"nvidia/*/bin/{name}")) if os.access(c, os.X_OK)]
     found = wheels[0] if wheels else shutil.which(name)
@@ -343,21 +349,28 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--source", metavar="vN", help="print the CUDA source Tilus generates for one version "
                         "(its TUNED configuration, at 1024^3) and build nothing else")  # fmt: skip
     args = parser.parse_args(argv)
-    if args.source:
-        if args.source not in versions.names():
-            parser.error(f"--source {args.source}: not a version (known: {', '.join(versions.names())})")
-        version = versions.get(args.source)
-        cls = kernels.kernel_class(version.path, version.class_name)
-        print(generate_source(cls, version.tuned, (1024, 1024, 1024, *cpu_operands(1024, 1024, 1024))))
-        return 0
-    built, extras = build_all()
-    if args.record:
-        import tilus
+    try:  # a tool missing or failing, or Tilus not lowering: its message (a tool's own output under it), no traceback
+        if args.source:
+            if args.source not in versions.names():
+                parser.error(f"--source {args.source}: not a version (known: {', '.join(versions.names())})")
+            version = versions.get(args.source)
+            cls = kernels.kernel_class(version.path, version.class_name)
+            print(generate_source(cls, version.tuned, (1024, 1024, 1024, *cpu_operands(1024, 1024, 1024))))
+            return 0
+        for tool in BUILD_TOOLS:  # before any build: else each process lowers its kernel first, then finds none
+            find_tool(tool)
+        built, extras = build_all()
+        if args.record:
+            import tilus
 
-        record = {"arch": "sm_90a", "shape": list(common().BENCH_SHAPE), "tilus": tilus.__version__,
-                  "nvcc": tool_version("nvcc"), "cuobjdump": tool_version("cuobjdump"), "versions": built,
-                  "extras": extras}  # fmt: skip
-        results.write_bytes_atomic(budget.BUILD_RECORD, (json.dumps(record, indent=2, sort_keys=True) + "\n").encode())
+            record = {"arch": "sm_90a", "shape": list(common().BENCH_SHAPE), "tilus": tilus.__version__,
+                      "nvcc": tool_version("nvcc"), "cuobjdump": tool_version("cuobjdump"), "versions": built,
+                      "extras": extras}  # fmt: skip
+            payload = (json.dumps(record, indent=2, sort_keys=True) + "\n").encode()
+            results.write_bytes_atomic(budget.BUILD_RECORD, payload)
+    except BuildCheckError as exc:
+        print(f"{parser.prog}: {exc}", file=sys.stderr)
+        return 1
     for name, entry in [*built.items(), *extras.items()]:
         print(f"{name}: { ({k: v for k, v in entry.items() if k not in ('ptxas', 'source', 'files')}) }")
     return 0

@@ -46,11 +46,18 @@ def record(argv: list[str], name: str = "record") -> int:
 
 
 def measured_text() -> str:
-    """The measured cost of a record beside the estimate: what the newest invocations took (their ``invocation_s``)."""
+    """The measured cost of a record beside the estimate: what the newest invocations took (their ``invocation_s``),
+    or why they are not known when the results file cannot be read."""
     from matmul_data import paths, results  # torch- and numpy-free: `plan` runs on a bare install
 
-    path = paths.results_file()
-    figures = results.read(path).figures if path is not None else []
+    # The site's results file ($HOPPER_MATMUL_RESULTS, else plots/results/) gives only this line: the plan is what was
+    # asked for and needs none of it, and a record never reads that variable (it writes --out or <gpu>.json, and
+    # refuses a broken one itself). So a file that cannot be read costs this line, which says why, not the plan.
+    try:
+        path = paths.results_file()
+        figures = results.read(path).figures if path is not None else []
+    except (results.ResultsError, paths.ResultsFileError) as exc:
+        return f"  measured: not known, the results file cannot be read: {exc}"
     took = sorted({run.run_id: run.invocation_s for f in figures for run in f.runs if run.invocation_s}.items())
     if not took:
         return "  measured: no recorded invocation says how long it took"

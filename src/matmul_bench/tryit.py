@@ -260,12 +260,22 @@ def main(argv: Sequence[str]) -> int:
             raise UsageError("--out FILE is required: the results file (e.g. plots/results/nvidia-h200.json)")
         if args.out is not None and (args.out.suffix != ".json" or not args.out.is_file()):
             raise UsageError(f"--out {args.out}: give an existing results file (.json)")
-        if args.out is not None:
-            results.load(args.out)
+        recorded = results.read(args.out, fresh=True) if args.out is not None else None
     except (results.ResultsError, UsageError) as exc:
         where = "--out: " if isinstance(exc, results.ResultsError) else ""
         print(f"{parser.prog}: error: {where}{exc}", file=sys.stderr)
         return 2
+    if not args.dry_run:  # as record: no GPU, or --out of another GPU, is one line before any plan or build
+        try:
+            machine.require_hopper()
+        except machine.NoHopperGPU as exc:
+            print(f"{parser.prog}: {exc}", file=sys.stderr)
+            return 1
+        here = machine.device().name
+        if recorded is not None and recorded.gpu.name != here:  # else found only by record_outcome, after the builds
+            print(f"{parser.prog}: --out {args.out} holds results of {recorded.gpu.name!r}, not of this {here!r}; "
+                  "nothing was built", file=sys.stderr)  # fmt: skip
+            return 1
     estimate = 5.0 + math.ceil(len(jobs) / BUILD_JOBS) * 35.0 + sum(START_S / 6 + len(j.checks) for j in jobs)
     print(f"Try-it edits: {len(jobs)}, each checked at {', '.join('x'.join(map(str, s)) for s in jobs[0].checks)}")
     print("\n".join(f"  {j.key:<28} {j.title}  [{len(j.edits)} substitution(s); config {j.config}]" for j in jobs))

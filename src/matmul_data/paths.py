@@ -15,8 +15,10 @@ RESULTS_DIR = PLOTS_DIR / "results"
 BUILD_DIR = ROOT / "build"
 
 ENV_RESULTS = "HOPPER_MATMUL_RESULTS"
-# How to make a results file when there is none: part of every "missing" message.
-HOW_TO_CREATE = "create it by running `nox -s bench` on a machine with a Hopper GPU (H100/H200)"
+# $HOPPER_MATMUL_RESULTS set to this says "no results file": the site with every number "not measured yet" (a path
+# that does not exist is an error instead: a typo must not publish a site with no numbers). How to make a results
+# file is the callers' to say: the data core names no command of the benchmark.
+NO_RESULTS = os.devnull
 
 
 class ResultsFileError(ValueError):
@@ -25,10 +27,16 @@ class ResultsFileError(ValueError):
 
 def results_file() -> Path | None:
     """The results file to read: ``$HOPPER_MATMUL_RESULTS`` when set, else the one file in plots/results/; None when
-    there is none yet (the site then says "not measured yet"); several files and no choice is an error naming them."""
+    there is none yet, or the variable is :data:`NO_RESULTS` (the site then says "not measured yet"); the variable
+    naming no file, or several files and no choice, is an error that says how to choose."""
     override = os.environ.get(ENV_RESULTS)
     if override:
-        return Path(override) if Path(override).exists() else None
+        if Path(override) == Path(NO_RESULTS):
+            return None
+        if not Path(override).is_file():
+            raise ResultsFileError(f"{ENV_RESULTS}={override}: no such results file; point it at one, unset it to use "
+                                   f"the one in {RESULTS_DIR}, or set it to {NO_RESULTS} for none")  # fmt: skip
+        return Path(override)
     found = sorted(RESULTS_DIR.glob("*.json"))
     if len(found) > 1:
         names = ", ".join(p.name for p in found)

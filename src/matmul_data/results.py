@@ -99,15 +99,16 @@ def path_for_gpu(gpu_name: str) -> Path:
 
 
 def _read_json(path: Path) -> Any:
-    """A results file's JSON; ResultsError when it is absent, unreadable or not JSON."""
+    """A results file's JSON; ResultsError when it is absent, unreadable or not JSON (what is wrong, not how to make
+    one: that is the caller's to say, the site's render or the benchmark, as the data core names no command)."""
     if not path.is_file():
-        raise ResultsError(f"{path}: no results file; {paths.HOW_TO_CREATE}")
+        raise ResultsError(f"{path}: no results file")
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise ResultsError(f"{path}: cannot be read ({exc})") from exc
     except json.JSONDecodeError as exc:
-        raise ResultsError(f"{path}: not valid JSON ({exc}); restore it from git or rerun `nox -s bench`") from exc
+        raise ResultsError(f"{path}: not valid JSON ({exc})") from exc
 
 
 def _decode(path: Path, data: Any) -> model.Results:
