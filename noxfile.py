@@ -25,6 +25,9 @@ NO_UV_MESSAGE = "uv binary not found."
 logging.getLogger("nox").addFilter(lambda record: record.getMessage() != NO_UV_MESSAGE)
 PYPROJECT = nox.project.load_toml("pyproject.toml")
 BUILD_DIR = "build/html"
+# The strict HTML build both site sessions run: quiet (warnings and errors only), warnings are errors, every
+# reference checked.
+SPHINX_BUILD = ("sphinx-build", "-q", "-W", "--keep-going", "-n", "-b", "html", "-c", ".")
 # The browser session's own build (for a sub-path): it never overwrites the site a user built with `nox -s docs`.
 BROWSER_DIR = "build/browser-html"
 # Where `nox -s docs` builds instead of build/html, and which build `nox -s browser` tests instead of building its own:
@@ -143,8 +146,7 @@ def docs(session: nox.Session) -> None:
     # docs/_generated/ from the results file and the build record first (it writes only what changed), then Sphinx,
     # quiet: warnings and errors only (a rebuild with nothing new reads no page and says nothing).
     session.run("python", "-m", "matmul_site.render")
-    sphinx = ["sphinx-build", "-q", "-W", "--keep-going", "-n", "-b", "html", "-c", "."]
-    session.run(*sphinx, "docs", out, *session.posargs)
+    session.run(*SPHINX_BUILD, "docs", out, *session.posargs)
 
 
 @nox.session
@@ -184,8 +186,9 @@ def browser(session: nox.Session) -> None:
         session.log(f"testing the site already built in {site} for {BROWSER_BASEURL}")
     else:
         site = BROWSER_DIR
-        build = ("sphinx-build", "-W", "--keep-going", "-n", "-q", "-b", "html", "-c", ".", "docs", site)
-        session.run(*build, env={"HOPPER_MATMUL_BASEURL": BROWSER_BASEURL})
+        # As `nox -s docs` builds: docs/_generated/ brought up to date first, then the strict build.
+        session.run("python", "-m", "matmul_site.render")
+        session.run(*SPHINX_BUILD, "docs", site, env={"HOPPER_MATMUL_BASEURL": BROWSER_BASEURL})
     # The test files side by side, each in its own process with its own Chromium: most of their time is spent
     # waiting for pages to load and go quiet. loadfile keeps a file's tests in one process, in order, so that each
     # page is loaded once per file.

@@ -23,7 +23,6 @@ from pathlib import Path
 
 PLOTS = Path(__file__).resolve().parent
 ROOT = PLOTS.parent
-BENCHMARK = ["-m", "matmul_bench", "record"]  # the tooling's one command line
 ENV_RERUN = "HOPPER_MATMUL_RERUN"
 # What `nox -s plots` needs in the current environment: this project (matmul_site) and the docs stack (matplotlib).
 MISSING_STACK = 'the charts need this project and matplotlib: run `pip install -e ".[docs]"` in {root}, then retry'
@@ -58,8 +57,9 @@ def draw(name: str, out_dir: Path) -> Path:
 
 def rerun_benchmark(extra: list[str]) -> int:
     """Run the benchmark in a fresh process (it checks for a Hopper GPU itself); return its exit status."""
-    print(f"rerunning the benchmark: python {' '.join([*BENCHMARK, *extra])}", flush=True)
-    return subprocess.call([sys.executable, *BENCHMARK, *extra], cwd=ROOT)
+    command = rerun.benchmark("record", *extra)
+    print(f"rerunning the benchmark: python {' '.join(command[1:])}", flush=True)
+    return subprocess.call(command, cwd=ROOT, env=paths.child_env())
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -191,7 +191,7 @@ def test_a_failed_build_is_reported_and_its_implementation_left_out_of_the_timin
 
 
 def test_without_a_gpu_a_check_says_so_in_one_line_and_exits_1(tmp_path: Path) -> None:
-    env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "PYTHONPATH": str(kernels.SOURCE_ROOT)}
+    env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "PYTHONPATH": str(paths.SRC_DIR)}
     done = subprocess.run([sys.executable, "-m", "matmul_bench", "check", "shapes", "--shapes", "128x128x64"],
                           capture_output=True, text=True, env=env, timeout=300)  # fmt: skip
     assert done.returncode == 1, done.stderr

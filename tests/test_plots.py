@@ -442,12 +442,12 @@ def test_the_benchmarks_process_imports_this_checkouts_packages(monkeypatch: pyt
     monkeypatch.setenv("PYTHONPATH", "/elsewhere")
     code = "import matmul_bench, matmul_site; print(matmul_bench.__file__); print(matmul_site.__file__)"
     # From outside the checkout, as an installed copy elsewhere would be found first: src/ comes first.
-    done = subprocess.run([sys.executable, "-c", code], env=rerun.child_env(), cwd=paths.ROOT.parent,
+    done = subprocess.run([sys.executable, "-c", code], env=paths.child_env(), cwd=paths.ROOT.parent,
                           capture_output=True, text=True)  # fmt: skip
     assert done.returncode == 0, done.stderr
     src = paths.ROOT / "src"
     assert [Path(line).parent.parent for line in done.stdout.split()] == [src, src]
-    assert rerun.child_env()["PYTHONPATH"].split(os.pathsep) == [str(src), "/elsewhere"]
+    assert paths.child_env()["PYTHONPATH"].split(os.pathsep) == [str(src), "/elsewhere"]
 
 
 def test_each_chapters_chart_block_is_the_code_nox_plots_runs() -> None:

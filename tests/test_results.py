@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import fake_results
-from matmul_data import model, paths, results, stats
+from matmul_data import files, model, paths, results, stats
 
 _DELETE = object()
 
@@ -290,7 +290,7 @@ def test_a_crash_while_writing_leaves_the_old_file_whole_and_no_temp_file(
     def crash(*args: Any, **kwargs: Any) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr(results.os, "fsync", crash)  # with the temporary file half written
+    monkeypatch.setattr(files.os, "fsync", crash)  # with the temporary file half written
     with pytest.raises(OSError, match="disk full"):
         results.write_atomic(path, fake_results.typed(fake_results.fake_file()))
     assert path.read_bytes() == before

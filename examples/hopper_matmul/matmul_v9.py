@@ -81,6 +81,7 @@ class MatmulV9(tilus.Script):
         if self.cluster_size > 1:
             self.attrs.cluster_blocks = self.cluster_size
         self.attrs.warps = self.tile.threads // 32
+        # The raster walks units: a pair of tiles where blocks pair up, else one tile (its num_tiles counts units).
         raster = TileRaster(cdiv(cdiv(m_size, bm), self.pair_m), cdiv(cdiv(n_size, bn), self.pair_n), self.swizzle_size)
         rank: int32 = self.blockIdx.x % self.cluster_size  # which tile of its pair this block computes
 

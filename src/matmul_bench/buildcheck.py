@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from matmul_bench import kernels, plan
-from matmul_data import budget, paths, results, versions
+from matmul_data import budget, paths, versions
 from matmul_data.decoding import Config
+from matmul_data.files import write_atomic
 
 if TYPE_CHECKING:  # tilus and torch are imported where a build needs them: --help runs without them
     import torch
@@ -367,7 +368,7 @@ def main(argv: list[str]) -> int:
                       "nvcc": tool_version("nvcc"), "cuobjdump": tool_version("cuobjdump"), "versions": built,
                       "extras": extras}  # fmt: skip
             payload = (json.dumps(record, indent=2, sort_keys=True) + "\n").encode()
-            results.write_bytes_atomic(budget.BUILD_RECORD, payload)
+            write_atomic(budget.BUILD_RECORD, payload)
     except BuildCheckError as exc:
         print(f"{parser.prog}: {exc}", file=sys.stderr)
         return 1

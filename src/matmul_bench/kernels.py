@@ -3,11 +3,11 @@ configuration, and the command line and environment of a child process."""
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
+from matmul_data import paths
 from matmul_data.decoding import Config
 
 # The loader, re-exported for the benchmark's modules.
@@ -20,8 +20,6 @@ from matmul_data.loader import (  # noqa: F401
     load,
     load_file,
 )
-
-SOURCE_ROOT = Path(__file__).resolve().parents[1]  # src/: the packages a child process must find too
 
 
 def kernel_class(file: Path | str, cls: str) -> type:
@@ -55,7 +53,6 @@ def command(*args: str) -> list[str]:
 
 
 def child_env() -> dict[str, str]:
-    """This process's environment with src/ on PYTHONPATH, so that a child imports these packages too."""
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(SOURCE_ROOT), env.get("PYTHONPATH", "")) if p)
-    return env
+    """This process's environment with src/ on PYTHONPATH (so that a child imports these packages too), unbuffered:
+    a child's lines arrive as it prints them."""
+    return paths.child_env(PYTHONUNBUFFERED="1")

@@ -170,7 +170,8 @@ OPTIONAL_PEERS = (TRITON, QUACK, QUACK_AUTOTUNED)  # what --peers adds to the sw
 
 def version_spec(name: str) -> ImplSpec:
     """A version as the ladder and the sweep time it: its file's own configuration."""
-    return ImplSpec(name, "kernel", None, str(kernels.KERNEL_DIR / f"matmul_{name}.py"), f"MatmulV{name[1:]}")
+    version = versions.get(name)
+    return ImplSpec(name, "kernel", None, str(version.path), version.class_name)
 
 
 def ladder_run(only: tuple[str, ...] = ()) -> RunSpec:

@@ -25,7 +25,7 @@ from matmul_bench.plan import (
     shape_text,
 )
 from matmul_bench.protocol import Answer, BuildSpec, Job, RecordSettings, SampleFile, SampleRun, Settings
-from matmul_data import model, paths, replicate, results
+from matmul_data import files, model, paths, replicate, results
 
 DRAFT_DIR = paths.BUILD_DIR / "draft"  # a record from a tree that is not a clean commit goes here
 SAMPLES = "samples"  # the raw samples of a run: <results folder>/samples/<run_id>.json.gz
@@ -207,7 +207,7 @@ def run_plan(plan: Plan) -> int:
                     f"left out: {missing_text(entry)}")  # fmt: skip
         data = merged_with(data, document(plan, probe, section, runs))
         payload = gzip.compress((json.dumps(samples.to_json(), indent=1) + "\n").encode("utf-8"), mtime=0)
-        results.write_bytes_atomic(out.parent / log_rel, payload)  # atomically: a temporary file, then a rename
+        files.write_atomic(out.parent / log_rel, payload)  # atomically: a temporary file, then a rename
         results.write_atomic(out, data)
         recorded += runs
         say(f"{section}: recorded in {out} (raw samples: {out.parent / log_rel})")

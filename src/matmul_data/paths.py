@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-# The package is installed in editable mode from the repository (src/matmul_site), so the checkout is two up.
+# The package is installed in editable mode from the repository (src/matmul_data), so the checkout is two up.
 ROOT = Path(__file__).resolve().parents[2]
+SRC_DIR = ROOT / "src"  # the packages: what a child process (``python -m <package>``) must import from this checkout
 KERNEL_DIR = ROOT / "examples" / "hopper_matmul"
 DOCS_DIR = ROOT / "docs"
 CHAPTERS_DIR = DOCS_DIR / "chapters"
@@ -42,3 +43,11 @@ def results_file() -> Path | None:
         names = ", ".join(p.name for p in found)
         raise ResultsFileError(f"{RESULTS_DIR}: several results files ({names}); set {ENV_RESULTS} to the one to use")
     return found[0] if found else None
+
+
+def child_env(**extra: str) -> dict[str, str]:
+    """This process's environment, with ``extra`` and src/ first on PYTHONPATH, for a child process of this
+    checkout's packages: it imports them from here, not an installed copy found first elsewhere."""
+    env = dict(os.environ, **extra)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SRC_DIR), env.get("PYTHONPATH")]))
+    return env

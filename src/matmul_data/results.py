@@ -65,17 +65,14 @@ against it, and that derived numbers agree with what they come from.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
-import os
 import re
-import tempfile
 from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from matmul_data import hopper, model, paths, schema, stats
+from matmul_data import files, hopper, model, paths, schema, stats
 from matmul_data.schema import ResultsError, is_peer, run_key, times_peers, tryit_key, validate
 
 # Re-exported with the names above: the results API.
@@ -213,33 +210,7 @@ def write_atomic(path: Path, data: model.Results) -> None:
         validate(encoded)
     except ResultsError as exc:
         raise ResultsError(f"{path}: refusing to write invalid results: {exc}") from exc
-    write_bytes_atomic(path, (json.dumps(encoded, indent=2, allow_nan=False) + "\n").encode("utf-8"))
-
-
-def write_bytes_atomic(path: Path, payload: bytes) -> None:
-    """Replace ``path`` with ``payload`` in one step (any file of the project: results, samples, generated pages)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # Same directory as the target, so os.replace is a rename within one filesystem (atomic on POSIX).
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(payload)
-            f.flush()
-            os.fsync(f.fileno())  # the bytes are on disk before the name points at them
-        # mkstemp makes the file private (0600); give it the mode a normally written file would have.
-        os.chmod(tmp, path.stat().st_mode & 0o777 if path.exists() else 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    # Persist the rename itself (the directory entry); not every platform can open a directory.
-    with contextlib.suppress(OSError):
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+    files.write_atomic(path, (json.dumps(encoded, indent=2, allow_nan=False) + "\n").encode("utf-8"))
 
 
 # --- reading: everything outside the benchmark reads runs and rows through these (a row's own fields from the row

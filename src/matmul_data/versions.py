@@ -116,8 +116,21 @@ def read_tuned(path: Path) -> Config:
 
 @cache
 def _discover(kernel_dir: Path) -> tuple[Version, ...]:
-    found = [(int(m[1]), p) for p in kernel_dir.glob("matmul_v*.py") if (m := _KERNEL_FILE.fullmatch(p.name))]
+    found = [(number, p) for p in kernel_dir.glob("matmul_v*.py") if (number := number_of(p.name)) is not None]
     return tuple(sorted((Version(number, read_title(path), path) for number, path in found), key=lambda v: v.number))
+
+
+def number_of(filename: str) -> int | None:
+    """The version number of a kernel file's name ("matmul_v3.py" -> 3); None for any other name."""
+    match = _KERNEL_FILE.fullmatch(filename)
+    return int(match[1]) if match else None
+
+
+def kernel_file(name: str, kernel_dir: Path | None = None) -> Path:
+    """Where the kernel file of version ``name`` ("v3") is, or will be: it need not exist yet."""
+    if not is_version_name(name):
+        raise VersionError(f"{name!r} is not a version name (v0, v1, ...)")
+    return Path(kernel_dir or paths.KERNEL_DIR) / f"matmul_{name}.py"
 
 
 def all_versions(kernel_dir: Path | None = None) -> tuple[Version, ...]:

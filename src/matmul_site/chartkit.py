@@ -19,7 +19,7 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.font_manager import FontProperties  # noqa: E402
 from matplotlib.textpath import TextPath, TextToPath  # noqa: E402
 
-from matmul_data import results  # noqa: E402
+from matmul_data import files  # noqa: E402
 
 FONT = "DejaVu Sans"  # ships with matplotlib: the same glyphs, so the same layout, on every machine
 
@@ -180,7 +180,7 @@ def svg_bytes(fig: Figure, **options: Any) -> bytes:
 
 def write_svg(fig: Figure, path: Path, **options: Any) -> Path:
     """Write the figure's dateless SVG atomically: a crash leaves the old file or the new one, never half of one."""
-    results.write_bytes_atomic(path, svg_bytes(fig, **options))
+    files.write_atomic(path, svg_bytes(fig, **options))
     return path
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from matmul_data import budget, paths, results, versions
 from matmul_data.builds import BuildRecord
+from matmul_data.files import holds, write_atomic
 from matmul_site import field_pages, numfmt, v9_check, whole
 from matmul_site.captions import Data, Table, unmeasured
 from matmul_site.chapter_tables import (
@@ -100,13 +101,12 @@ def render(docs: Path = paths.DOCS_DIR, *, check: bool = False) -> list[str]:
     path = paths.results_file()
     data = results.read(path) if path is not None else None
     record = budget.load_builds() if budget.BUILD_RECORD.is_file() else None
-    wanted = files(data, record, docs)
-    changed = [name for name, text in wanted.items()
-               if not (out_dir / name).is_file() or (out_dir / name).read_text(encoding="utf-8") != text]  # fmt: skip
+    wanted = {name: text.encode("utf-8") for name, text in files(data, record, docs).items()}
+    changed = [name for name, payload in wanted.items() if not holds(out_dir / name, payload)]
     stale = [p.name for p in sorted(out_dir.glob("*")) if p.is_file() and p.name not in wanted]
     if not check:
         for name in changed:
-            results.write_bytes_atomic(out_dir / name, wanted[name].encode("utf-8"))
+            write_atomic(out_dir / name, wanted[name])
         for name in stale:
             (out_dir / name).unlink()
     return changed + stale

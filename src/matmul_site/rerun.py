@@ -19,7 +19,6 @@ from matmul_data import model, paths, results
 ENV = "HOPPER_MATMUL_RERUN_CHARTS"
 OUT_DIR = paths.BUILD_DIR / "rerun"
 TIMEOUT_S = 900
-SOURCE_ROOT = Path(__file__).resolve().parents[1]  # src/: where the benchmark's process finds its package
 
 
 def chart_code(version: str) -> str:
@@ -30,16 +29,15 @@ def chart_code(version: str) -> str:
     )
 
 
+def benchmark(*args: str) -> list[str]:
+    """The command line of ``python -m matmul_bench <args>`` in a child process (with :func:`paths.child_env`, it
+    runs this checkout's benchmark)."""
+    return [sys.executable, "-m", "matmul_bench", *args]
+
+
 def command(version: str, out: Path) -> list[str]:
     """The benchmark call: this version and cuBLAS, interleaved, in quick mode, into ``out``."""
-    quick = ["--ladder", "--versions", version, "--quick", "--out", str(out)]
-    return [sys.executable, "-m", "matmul_bench", "record", *quick]
-
-
-def child_env() -> dict[str, str]:
-    """This process's environment with src/ first on PYTHONPATH, so that the benchmark's process imports this
-    checkout's packages."""
-    return dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(SOURCE_ROOT), os.environ.get("PYTHONPATH")])))
+    return benchmark("record", "--ladder", "--versions", version, "--quick", "--out", str(out))
 
 
 def hopper_gpu() -> tuple[str | None, str | None]:
@@ -71,7 +69,7 @@ def fresh(version: str) -> tuple[model.Results | None, str | None, str | None]:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.unlink(missing_ok=True)
     try:
-        run = {"cwd": paths.ROOT, "env": child_env(), "capture_output": True, "text": True, "timeout": TIMEOUT_S}
+        run = {"cwd": paths.ROOT, "env": paths.child_env(), "capture_output": True, "text": True, "timeout": TIMEOUT_S}
         done = subprocess.run(command(version, out), **run)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return None, gpu, f"the benchmark did not finish ({exc.__class__.__name__})"

@@ -25,7 +25,7 @@ from matmul_bench.plan import (
     shape_text,
 )
 from matmul_bench.protocol import Answer, BuildAnswer, BuildSpec, Device, Job, RunAnswer
-from matmul_data import results
+from matmul_data import files
 from matmul_data.model import Software
 from matmul_data.versions import CUBLAS
 
@@ -164,7 +164,7 @@ def time_what_passed(work: Work, answers: list[BuildAnswer], target: Target) -> 
 
 def write_log(path: Path, log: dict[str, Any], indent: int | None = None) -> None:
     """A check's --json log, written atomically."""
-    results.write_bytes_atomic(path, json.dumps(log, indent=indent).encode("utf-8"))
+    files.write_atomic(path, json.dumps(log, indent=indent).encode("utf-8"))
     print(f"written: {path}", flush=True)
 
 

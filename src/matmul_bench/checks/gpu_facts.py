@@ -13,13 +13,13 @@ from typing import Any
 
 from matmul_bench import jobs, kernels, machine, worker
 from matmul_bench.checks.core import CheckFailed, Target, UsageError
-from matmul_bench.plan import PEER_SPECS, Shape, shape_text, version_spec
-from matmul_data import paths, results, stats
+from matmul_bench.plan import BENCH_SHAPE, PEER_SPECS, Shape, shape_text, version_spec
+from matmul_data import files, paths, results, stats
 from matmul_data.versions import CUBLAS
 
 # --- warmup: cuBLAS and V6 after 2 s of idle and after 1 s of V0's loop (a slow neighbour, about half of cuBLAS's
 # speed, though it too draws about the power cap), at the chapters' shape.
-WARMUP_SHAPE: Shape = (8192, 8192, 8192)
+WARMUP_SHAPE: Shape = BENCH_SHAPE
 WARMUP_IMPLS = ("cublas", "v6")
 WARMUP_AFTER = ("idle", "v0")
 WARMUP_IDLE_S, WARMUP_SLOW_S = 2.0, 1.0
@@ -86,7 +86,7 @@ def run_warmup(args: argparse.Namespace, target: Target) -> int:
     out = paths.RESULTS_DIR / "warmup" / f"{results.slug(device.name)}.json.gz"
     record = {"gpu": device.name, "date": machine.utc_now().strftime("%Y-%m-%d"), "git_commit": machine.git_commit(),
               "shape": list(WARMUP_SHAPE), "block_s": args.block_s, "blocks": blocks}  # fmt: skip
-    results.write_bytes_atomic(out, gzip.compress(json.dumps(record).encode("utf-8"), mtime=0))
+    files.write_atomic(out, gzip.compress(json.dumps(record).encode("utf-8"), mtime=0))
     print(f"written: {out}")
     return 0
 

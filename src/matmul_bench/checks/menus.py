@@ -29,7 +29,7 @@ from matmul_bench.checks.core import (
     time_what_passed,
     write_log,
 )
-from matmul_bench.plan import ImplSpec, Shape, shape_text, version_spec
+from matmul_bench.plan import BENCH_SHAPE, SWEEP_SHAPES, ImplSpec, Shape, shape_text, version_spec
 from matmul_bench.protocol import BuildSpec
 from matmul_data import field as field_set
 from matmul_data import stats
@@ -47,13 +47,11 @@ V8_SHAPES: tuple[Shape, ...] = (
     (3000, 5000, 4096),  # M and N multiples of no tile
 )
 V8_CHECK_ONLY: tuple[Shape, ...] = ((129, 257, 64), (1000, 3000, 520))
-V7_SHAPE: Shape = (8192, 8192, 8192)
+V7_SHAPE: Shape = BENCH_SHAPE
 
-# --- v9-menu: the sweep's shapes and two more; the small ragged shapes of --sanitize.
-V9_SHAPES: tuple[Shape, ...] = ((2048, 2048, 2048), (4096, 4096, 4096), (6144, 6144, 6144), (8192, 8192, 8192),
-                                (16384, 16384, 16384), (8192, 28672, 4096), (16384, 8192, 1024), (5120, 5120, 5120),
-                                (3000, 5000, 4096))  # fmt: skip
-V9_SANITIZE_SHAPES: tuple[Shape, ...] = ((129, 257, 64), (1000, 3000, 520))
+# --- v9-menu: the sweep's shapes and V8's two checks of waves and edges; the small ragged shapes of --sanitize.
+V9_SHAPES: tuple[Shape, ...] = (*SWEEP_SHAPES, (5120, 5120, 5120), (3000, 5000, 4096))
+V9_SANITIZE_SHAPES: tuple[Shape, ...] = V8_CHECK_ONLY
 V9_SANITIZE_DEFAULT = "v9-128x256-b"
 
 

@@ -30,7 +30,7 @@ from sphinx.directives.code import LiteralInclude
 from sphinx.environment import BuildEnvironment
 from sphinx.util.typing import ExtensionMetadata
 
-from matmul_data import paths, versions
+from matmul_data import files, paths, versions
 from matmul_site.sphinx import chart_files
 
 ROOT = paths.ROOT
@@ -48,7 +48,8 @@ nothing here was executed when the site was built.
 
 
 def kernel_path(version: str) -> Path:
-    return KERNELS / f"matmul_{version}.py"
+    """Where the kernel file of ``version`` is, or will be (a chapter may be written before its kernel)."""
+    return versions.kernel_file(version, KERNELS)
 
 
 class KernelSource(LiteralInclude):
@@ -93,14 +94,6 @@ def zip_bytes(path: Path) -> bytes:
     return buffer.getvalue()
 
 
-def _write_if_changed(path: Path, data: bytes) -> Path:
-    """Write only when the bytes differ, so that an unchanged input leaves the file (and its mtime) alone."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if not path.exists() or path.read_bytes() != data:
-        path.write_bytes(data)
-    return path
-
-
 def _header_rst(path: Path) -> str:
     """The file's opening comment block as rst: its lines escaped, its ``- `` items a bullet list."""
     lines: list[str] = []
@@ -137,14 +130,15 @@ def stage_gallery(dest: Path, downloads: Path | None = None) -> list[Path]:
     for version in versions.names(KERNELS):
         source = kernel_path(version)
         target = dest / source.name
-        download = _write_if_changed(downloads / f"{source.stem}.zip", zip_bytes(source))
+        download = downloads / f"{source.stem}.zip"
+        files.write_atomic(download, zip_bytes(source), only_if_changed=True)
         text = _docstring(source, version, download) + source.read_text(encoding="utf-8")
-        _write_if_changed(target, text.encode("utf-8"))
+        files.write_atomic(target, text.encode("utf-8"), only_if_changed=True)
         staged.append(target)
     for left in dest.glob("matmul_v*.py"):  # a version removed since the last build
         if left not in staged:
             left.unlink()
-    _write_if_changed(dest / "GALLERY_HEADER.rst", GALLERY_HEADER.encode("utf-8"))
+    files.write_atomic(dest / "GALLERY_HEADER.rst", GALLERY_HEADER.encode("utf-8"), only_if_changed=True)
     return staged
 
 
@@ -165,8 +159,8 @@ class VersionOrder:
         self.src_dir = src_dir
 
     def __call__(self, filename: str | Path) -> tuple[int, str]:
-        match = re.fullmatch(r"matmul_v(\d+)\.py", Path(filename).name)
-        return (int(match[1]) if match else 1 << 30, str(filename))
+        number = versions.number_of(Path(filename).name)
+        return (1 << 30 if number is None else number, str(filename))
 
     def __repr__(self) -> str:  # the same text in every build, as sphinx-gallery's own sort keys give
         return "<VersionOrder>"
@@ -193,8 +187,10 @@ def _restore_originals(app: Sphinx) -> None:
         source = kernel_path(version)
         copy = _gallery_dir(app) / source.name
         if copy.exists():
-            shutil.copy2(source, copy)  # not the staged copy with a docstring; copy2 keeps the file's time
-            archive = _write_if_changed(copy.with_suffix(".zip"), zip_bytes(source))  # sphinx-gallery's: the .py alone
+            files.write_atomic(copy, source.read_bytes())  # not the staged copy with a docstring
+            shutil.copystat(source, copy)  # the file's time (and mode), as a copy2 would keep them
+            archive = copy.with_suffix(".zip")  # sphinx-gallery's: the .py alone
+            files.write_atomic(archive, zip_bytes(source), only_if_changed=True)
             newest = max(file.stat().st_mtime_ns for file in bundle_files(source))
             os.utime(archive, ns=(newest, newest))
 
@@ -223,7 +219,8 @@ def _write_thumbnails(app: Sphinx, docname: str, source: list[str]) -> None:
         with tempfile.TemporaryDirectory() as scratch:
             scaled = Path(scratch) / "thumb.png"
             scale_image(image, scaled, width, height)
-            _write_if_changed(thumbs / f"sphx_glr_matmul_{version}_thumb.png", scaled.read_bytes())
+            thumb = thumbs / f"sphx_glr_matmul_{version}_thumb.png"
+            files.write_atomic(thumb, scaled.read_bytes(), only_if_changed=True)
 
 
 def setup(app: Sphinx) -> ExtensionMetadata:

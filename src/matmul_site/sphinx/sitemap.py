@@ -13,6 +13,8 @@ from xml.sax.saxutils import escape
 from sphinx.application import Sphinx
 from sphinx.util.typing import ExtensionMetadata
 
+from matmul_data import files
+
 # Pages that are not content: the search page, the index of terms and the 404 page. A page marked ``:nosearch:``
 # (the contributors' page) is left out too: it is for whoever writes the site, not for its readers.
 EXCLUDED = ("search", "genindex", "404")
@@ -27,7 +29,7 @@ def write_sitemap(app: Sphinx, exception: BaseException | None) -> None:
                    if doc not in EXCLUDED and "nosearch" not in app.env.metadata.get(doc, {}))  # fmt: skip
     urls = "".join(f"  <url><loc>{escape(base + app.builder.get_target_uri(doc))}</loc></url>\n" for doc in pages)
     text = f'<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n{urls}</urlset>\n'
-    Path(app.outdir, "sitemap.xml").write_text(text, encoding="utf-8")
+    files.write_atomic(Path(app.outdir, "sitemap.xml"), text.encode("utf-8"))
 
 
 def setup(app: Sphinx) -> ExtensionMetadata:
