@@ -18,7 +18,8 @@ from collections.abc import Callable, Sequence
 
 from matmul_bench import jobs, machine
 from matmul_bench.checks import correctness, gpu_facts, menus
-from matmul_bench.checks.core import PROG, Target, UsageError, Work
+from matmul_bench.checks.core import PROG, Target, Work
+from matmul_bench.plan import UsageError
 
 # name -> (what it does, its options, its run, its work or its plan in words)
 Checks = dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace, Target], int],

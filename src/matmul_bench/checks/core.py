@@ -176,10 +176,6 @@ def spread(values: Sequence[float]) -> str:
 # ---------------------------------------------------------------------------- the command line's pieces
 
 
-class UsageError(Exception):
-    """A bad command line: exit status 2, nothing runs."""
-
-
 def shape_arg(text: str) -> Shape:
     """MxNxK as a shape, for argparse."""
     try:

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 from matmul_bench import jobs, kernels, machine, worker
-from matmul_bench.checks.core import CheckFailed, Target, UsageError
-from matmul_bench.plan import BENCH_SHAPE, PEER_SPECS, Shape, shape_text, version_spec
+from matmul_bench.checks.core import CheckFailed, Target
+from matmul_bench.plan import BENCH_SHAPE, PEER_SPECS, Shape, UsageError, shape_text, version_spec
 from matmul_data import files, paths, results, stats
 from matmul_data.versions import CUBLAS
 

@@ -15,7 +15,6 @@ from matmul_bench import kernels
 from matmul_bench.checks.core import (
     CUBLAS_NAME,
     Target,
-    UsageError,
     Work,
     add_builds,
     add_timing,
@@ -29,7 +28,7 @@ from matmul_bench.checks.core import (
     time_what_passed,
     write_log,
 )
-from matmul_bench.plan import BENCH_SHAPE, SWEEP_SHAPES, ImplSpec, Shape, shape_text, version_spec
+from matmul_bench.plan import BENCH_SHAPE, SWEEP_SHAPES, ImplSpec, Shape, UsageError, shape_text, version_spec
 from matmul_bench.protocol import BuildSpec
 from matmul_data import field as field_set
 from matmul_data import stats
