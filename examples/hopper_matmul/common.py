@@ -40,7 +40,8 @@ H100_SMS = 132
 
 
 def sm_count() -> int:
-    """Streaming multiprocessors of the current GPU, the persistent kernels' grid size (V6 on); H100_SMS with none."""
+    """Streaming multiprocessors of the current GPU: the persistent kernels' grid size (V6 on) and the tile
+    model's wave size (V8 on); H100_SMS when there is no GPU."""
     if torch.cuda.is_available():
         return torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
     return H100_SMS
@@ -326,8 +327,8 @@ def run_main(kernel: Callable[..., Any], title: str, shapes: Sequence[tuple[int,
     print(f"  {m}x{n}x{k} fp16: {ours:.3f} ms, {tflops(m, n, k, ours):.0f} TFLOPS")
     print(f"  cuBLAS (torch.matmul): {cublas:.3f} ms, {tflops(m, n, k, cublas):.0f} TFLOPS")
     print(f"  ratio to cuBLAS: {paired_ratio(ms['cublas'], ms['ours']):.2f}")
-    # The record pins a file's TUNED (the autotuner's pick at this shape on the H200) or asks its per-problem rule, as
-    # here; an autotuned kernel here picks again, and on another GPU or a noisy run it may pick another configuration.
+    # The record pins a file's TUNED (its chapter's measured configuration) or asks its per-problem rule, as here; an
+    # autotuned kernel here picks among its autotune lists again, and may pick another configuration than TUNED.
     chosen = "the file's rule, as in the site's record" if isinstance(kernel, PerProblem) else (
         "picked by Tilus's autotuner here; the site's record pins the file's TUNED")  # fmt: skip
     print(f"  configuration: {chosen}")

@@ -120,7 +120,7 @@ class MatmulV6(tilus.Script):
                 for k_tile in range(cdiv(k_size, self.block_k)):
                     # Wait only for this stage's bytes; the producer keeps loading later stages meanwhile.
                     stage = pipe.consumer_acquire()
-                    # Order earlier register accesses to acc (its zeroing for this tile, the last tile's
+                    # Order earlier register accesses to acc (its zeroing for this tile, the previous tile's
                     self.wgmma.fence()  # epilogue reads) before the async MMA reads and writes acc
                     self.wgmma.mma(sa[stage, group], sb[stage].transpose(), acc)  # own A slab x shared B tile
                     self.wgmma.commit_group()
@@ -147,20 +147,21 @@ class MatmulV6(tilus.Script):
                         self.tma.commit_group()
                 else:
                     # C's rows do not start on 16-byte boundaries, so TMA cannot store them. The rows are staged the
-                    # same way, not stored from the accumulator's registers: there ptxas 13.0 moved reads of acc above
-                    # the final wgmma wait, which the PTX has before them (tests/test_epilogue_build.py checks every
-                    # version's SASS for such reads). The group's own threads copy the rows out, masked at M and N.
+                    # same way, not stored straight from the accumulator's registers: built that way, V6-V8 had
+                    # ptxas 13.0 move reads of acc above the final wgmma wait, which the PTX places before them
+                    # (tests/test_epilogue_build.py checks every WGMMA version's SASS for such reads). The group's
+                    # threads copy the staged rows out, masked at M and N.
                     self.sync()  # every thread has copied the previous tile's rows out before any overwrites them
                     staged = sc[group]
                     self.store_shared(staged, self.cast(acc, dtype=float16))
                     self.sync()  # every row is in shared memory
-                    # One fp16 per thread and store: at N % 8 != 0 a row of C may start on any 2-byte boundary,
-                    # so no wider store is aligned. A warp stores 32 neighbouring elements: 64 contiguous bytes.
+                    # One fp16 per thread per store: with N odd a row of C may start on any 2-byte boundary (even
+                    # N % 8 != 0 gives 4 or 8), so no wider store fits every N. A warp stores 64 contiguous bytes.
                     rows = self.load_shared(staged)
                     self.annotate_layout(rows, self.cuda.default_register_layout(4, float16, staged.shape, 1))
                     self.store_global(gc, rows, offsets=offsets)
             # The block may not exit while TMA still reads its shared memory. read=True would be enough (CUTLASS
-            # waits so); the full wait also covers the writes to global memory, one store's drain per block.
+            # waits so); the full wait also waits for the writes to global memory, once, at the block's end.
             with self.thread_group(thread_begin=0, num_threads=32):
                 self.tma.wait_group(0)
 

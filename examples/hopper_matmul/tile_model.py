@@ -106,7 +106,7 @@ from dataclasses import dataclass
 
 SM90_SHARED_BYTES = 227 * 1024  # dynamic shared memory one block may use on sm_90 (232448 bytes)
 # The register file is four slices of 16K 32-bit registers, one per SM sub-partition. The launch counts a block's warps
-# in multiples of the four (as CUDA's cuda_occupancy.h does), so ceil(warps / 4) warps per bank set the registers
+# in multiples of the four (as CUDA's cuda_occupancy.h does), so ceil(warps / 4) warps per slice set the registers
 # per thread, whichever sub-partition each warp lands on (NVIDIA does not document that mapping).
 REGISTERS_PER_SUBPARTITION = 16 * 1024
 SUBPARTITIONS = 4
