@@ -78,14 +78,9 @@ def main(argv: list[str]) -> int:
         print(f"{parser.prog}: error: --into: {exc}", file=sys.stderr)
         return 2
     try:
-        machine.require_hopper()
+        machine.require_hopper_for(into, f"--into {args.into}", "nothing was profiled")
     except machine.NoHopperGPU as exc:
         print(f"{parser.prog}: {exc}", file=sys.stderr)
-        return 1
-    here = machine.device().name
-    if into is not None and into.gpu.name != here:  # as record refuses it: one file per GPU model
-        print(f"{parser.prog}: --into {args.into} holds results of {into.gpu.name!r}, not of this {here!r}; "
-              "nothing was profiled", file=sys.stderr)  # fmt: skip
         return 1
     import torch
 

@@ -97,6 +97,16 @@ def require_hopper() -> None:
         raise NoHopperGPU(f"{name} is sm_{major}{minor}; the kernels use WGMMA and TMA and need sm_90 (Hopper)")
 
 
+def require_hopper_for(recorded: model.Results | None, source: str, consequence: str) -> None:
+    """Raise NoHopperGPU unless a Hopper GPU is here and ``recorded`` (the results file that ``source`` names, None for
+    none) holds results of this GPU model: one file per GPU model, as record refuses another's. ``consequence`` ends
+    the mismatch's message ("nothing was built")."""
+    require_hopper()
+    here = device().name
+    if recorded is not None and recorded.gpu.name != here:
+        raise NoHopperGPU(f"{source} holds results of {recorded.gpu.name!r}, not of this {here!r}; {consequence}")
+
+
 def device() -> Device:
     """CUDA device 0 as torch sees it, plus what NVML adds (driver, clock and power limits)."""
     import torch

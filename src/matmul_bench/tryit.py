@@ -266,15 +266,10 @@ def main(argv: Sequence[str]) -> int:
         print(f"{parser.prog}: error: {where}{exc}", file=sys.stderr)
         return 2
     if not args.dry_run:  # as record: no GPU, or --out of another GPU, is one line before any plan or build
-        try:
-            machine.require_hopper()
+        try:  # else another GPU's file is found only by record_outcome, after the builds
+            machine.require_hopper_for(recorded, f"--out {args.out}", "nothing was built")
         except machine.NoHopperGPU as exc:
             print(f"{parser.prog}: {exc}", file=sys.stderr)
-            return 1
-        here = machine.device().name
-        if recorded is not None and recorded.gpu.name != here:  # else found only by record_outcome, after the builds
-            print(f"{parser.prog}: --out {args.out} holds results of {recorded.gpu.name!r}, not of this {here!r}; "
-                  "nothing was built", file=sys.stderr)  # fmt: skip
             return 1
     estimate = 5.0 + math.ceil(len(jobs) / BUILD_JOBS) * 35.0 + sum(START_S / 6 + len(j.checks) for j in jobs)
     print(f"Try-it edits: {len(jobs)}, each checked at {', '.join('x'.join(map(str, s)) for s in jobs[0].checks)}")
